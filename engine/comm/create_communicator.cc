@@ -1,0 +1,37 @@
+#include "engine/comm/create_communicator.h"
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "engine/comm/gloo_communicator.h"
+#include "engine/common/error.h"
+#ifdef SHARDBENCH_WITH_CUDA
+#include "engine/comm/nccl_communicator.h"
+#endif
+
+namespace shardbench::comm {
+
+std::vector<std::string> AvailableBackends() {
+#ifdef SHARDBENCH_WITH_CUDA
+  return {"gloo", "nccl"};
+#else
+  return {"gloo"};
+#endif
+}
+
+std::unique_ptr<Communicator> Connect(const std::string& backend, const RankEnv& env, CommOptions options) {
+  if (backend != "gloo" && backend != "nccl") {
+    throw InputError("backend '" + backend + "': expected gloo or nccl");
+  }
+#ifndef SHARDBENCH_WITH_CUDA
+  if (backend == "nccl") {
+    throw InputError("backend 'nccl': this build has no GPU path (configure with CUDA present or SHARDBENCH_CUDA=ON)");
+  }
+#endif
+  auto store = Rendezvous(env, options.timeout, "shardbench/" + backend);
+#ifdef SHARDBENCH_WITH_CUDA
+  if (backend == "nccl") return CreateNcclCommunicator(env, store, options);
+#endif
+  return CreateGlooCommunicator(env, store, options);
+}
+
+}  // namespace shardbench::comm

@@ -1,0 +1,19 @@
+// One entry point from "backend name + rank environment" to a connected Communicator.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "engine/comm/communicator.h"
+#include "engine/comm/rendezvous.h"
+
+namespace shardbench::comm {
+
+// Backends compiled into this build ("gloo", and "nccl" when built with CUDA).
+std::vector<std::string> AvailableBackends();
+
+// Rendezvous (TCPStore + join barrier) and connect. `backend` is "gloo" or "nccl";
+// an unknown or uncompiled backend is an InputError; a rank that does not join is InfraError.
+std::unique_ptr<Communicator> Connect(const std::string& backend, const RankEnv& env, CommOptions options);
+
+}  // namespace shardbench::comm

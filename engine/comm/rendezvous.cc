@@ -1,0 +1,125 @@
+#include "engine/comm/rendezvous.h"
+
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+#include "engine/common/error.h"
+
+namespace shardbench::comm {
+namespace {
+
+std::string Lookup(const std::map<std::string, std::string>* env, const char* name) {
+  if (env) {
+    auto it = env->find(name);
+    return it == env->end() ? std::string() : it->second;
+  }
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+int ParseInt(const std::string& value, const char* name, int min_value) {
+  try {
+    size_t used = 0;
+    int v = std::stoi(value, &used);
+    if (used == value.size() && v >= min_value) return v;
+  } catch (const std::exception&) {
+  }
+  throw InputError(std::string("environment variable ") + name + "='" + value + "': expected an integer >= " +
+                   std::to_string(min_value));
+}
+
+}  // namespace
+
+RankEnv RankEnv::FromEnvironment(const std::map<std::string, std::string>* env) {
+  RankEnv out;
+  std::string rank = Lookup(env, "RANK"), world = Lookup(env, "WORLD_SIZE");
+  std::string local = Lookup(env, "LOCAL_RANK");
+  const char* rank_name = "RANK";
+  const char* world_name = "WORLD_SIZE";
+  if (rank.empty() && world.empty()) {
+    rank = Lookup(env, "SLURM_PROCID");
+    world = Lookup(env, "SLURM_NTASKS");
+    local = Lookup(env, "SLURM_LOCALID");
+    rank_name = "SLURM_PROCID";
+    world_name = "SLURM_NTASKS";
+  }
+  if (!rank.empty() || !world.empty()) {
+    if (rank.empty() || world.empty()) {
+      throw InputError(std::string(rank_name) + " and " + world_name + " must be set together");
+    }
+    out.rank = ParseInt(rank, rank_name, 0);
+    out.world_size = ParseInt(world, world_name, 1);
+    if (out.rank >= out.world_size) {
+      throw InputError(std::string(rank_name) + "=" + rank + " is not below " + world_name + "=" + world);
+    }
+    out.local_rank = local.empty() ? out.rank : ParseInt(local, "LOCAL_RANK", 0);
+    out.from_launcher = true;
+  }
+  std::string addr = Lookup(env, "MASTER_ADDR");
+  if (!addr.empty()) out.master_addr = addr;
+  std::string port = Lookup(env, "MASTER_PORT");
+  if (!port.empty()) {
+    out.master_port = ParseInt(port, "MASTER_PORT", 1);
+    if (out.master_port > 65535) throw InputError("MASTER_PORT=" + port + ": expected a port in 1..65535");
+  }
+  return out;
+}
+
+bool IsLoopback(const std::string& addr) {
+  return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0;
+}
+
+c10::intrusive_ptr<c10d::Store> Rendezvous(const RankEnv& env, std::chrono::milliseconds timeout,
+                                        const std::string& job_key) {
+  c10d::TCPStoreOptions opts;
+  opts.port = static_cast<uint16_t>(env.master_port);
+  opts.isServer = env.rank == 0;
+  opts.numWorkers = env.world_size;
+  opts.waitWorkers = false;  // our own join barrier below names the missing ranks
+  opts.timeout = timeout;
+  c10::intrusive_ptr<c10d::Store> tcp;
+  try {
+    tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, opts);
+  } catch (const std::exception& e) {
+    std::ostringstream msg;
+    msg << "rendezvous: rank " << env.rank << " could not " << (opts.isServer ? "serve" : "reach")
+        << " the store at " << env.master_addr << ":" << env.master_port << " within " << timeout.count()
+        << " ms: " << e.what();
+    throw InfraError(msg.str());
+  }
+  auto store = c10::make_intrusive<c10d::PrefixStore>(job_key, tcp);
+  store->set("joined/" + std::to_string(env.rank), std::vector<uint8_t>{1});
+  std::vector<std::string> keys;
+  for (int r = 0; r < env.world_size; ++r) keys.push_back("joined/" + std::to_string(r));
+  // Rank 0 serves the store and can name who is missing, so the others wait a little longer
+  // to let its message be the one the launcher reports.
+  const auto wait_for = env.rank == 0 ? timeout : timeout + std::chrono::seconds(2);
+  try {
+    store->wait(keys, wait_for);
+  } catch (const std::exception& e) {
+    std::ostringstream missing;
+    int n = 0;
+    try {
+      for (int r = 0; r < env.world_size; ++r) {
+        if (!store->check({keys[r]})) missing << (n++ ? ", " : "") << r;
+      }
+    } catch (const std::exception&) {
+      // The store itself is gone: rank 0 (its server) gave up or died first.
+      throw InfraError("rendezvous: rank " + std::to_string(env.rank) + " lost the store at " + env.master_addr + ":" +
+                       std::to_string(env.master_port) + " (served by rank 0) while waiting for all " +
+                       std::to_string(env.world_size) + " ranks to join");
+    }
+    std::ostringstream msg;
+    msg << "rendezvous at " << env.master_addr << ":" << env.master_port << ": rank(s) " << missing.str()
+        << " of world size " << env.world_size << " did not join within " << timeout.count()
+        << " ms (seen from rank " << env.rank << ")";
+    throw InfraError(msg.str());
+  }
+  return store;
+}
+
+}  // namespace shardbench::comm

@@ -1,0 +1,40 @@
+// Who this process is in the job (torchrun/Slurm conventions) and how ranks meet: a c10d
+// TCPStore served by rank 0 at MASTER_ADDR:MASTER_PORT, then a join barrier that names any
+// rank that did not arrive in time.
+#pragma once
+
+#include <c10/util/intrusive_ptr.h>
+
+#include <chrono>
+#include <map>
+#include <string>
+
+namespace c10d {
+class Store;
+}
+
+namespace shardbench::comm {
+
+struct RankEnv {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  // True when RANK/WORLD_SIZE (or SLURM_PROCID/SLURM_NTASKS) were set by a launcher.
+  bool from_launcher = false;
+
+  // Reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; falls back to SLURM_PROCID,
+  // SLURM_NTASKS, SLURM_LOCALID. Unset: a single rank. Malformed values: InputError naming the
+  // variable. `env` overrides the process environment (for tests).
+  static RankEnv FromEnvironment(const std::map<std::string, std::string>* env = nullptr);
+};
+
+// Connects to (rank 0: serves) the TCPStore, then waits until every rank has joined.
+// Throws InfraError naming the missing ranks after `timeout`.
+c10::intrusive_ptr<c10d::Store> Rendezvous(const RankEnv& env, std::chrono::milliseconds timeout,
+                                        const std::string& job_key = "shardbench");
+
+bool IsLoopback(const std::string& addr);
+
+}  // namespace shardbench::comm

@@ -1,0 +1,38 @@
+// Errors that cross layer boundaries. Each carries the exit code DESIGN.md assigns to its kind,
+// so the CLI maps any failure to 1/2/3 without guessing from message text.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace shardbench {
+
+enum class ExitCode : int {
+  kOk = 0,
+  kRegression = 1,  // a gate or check failed
+  kBadInput = 2,    // usage, scenario, checkpoint or CLI input is wrong
+  kInfra = 3,       // a rank died, a collective timed out, the store is unreachable
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  ExitCode code() const { return code_; }
+
+ private:
+  ExitCode code_;
+};
+
+// Bad input: the message must name the file/field and say what was expected.
+class InputError : public Error {
+ public:
+  explicit InputError(const std::string& message) : Error(ExitCode::kBadInput, message) {}
+};
+
+// Infrastructure: the message must name the rank or endpoint that failed.
+class InfraError : public Error {
+ public:
+  explicit InfraError(const std::string& message) : Error(ExitCode::kInfra, message) {}
+};
+
+}  // namespace shardbench

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole GoogleTest suite through ctest.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+"$root/scripts/setup.sh"
+"$root/scripts/build.sh"
+cd "${SHARDBENCH_BUILD_DIR:-$root/build}"
+ctest --output-on-failure --timeout 600 "$@"

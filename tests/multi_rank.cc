@@ -1,0 +1,44 @@
+#include "tests/multi_rank.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+namespace shardbench::testing {
+
+std::string MakeTempDir(const std::string& name) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::filesystem::path dir = std::filesystem::path(base ? base : std::filesystem::temp_directory_path().string()) /
+                              ("shardbench_test_" + std::to_string(getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+MultiRankRun RunRankWorker(int nproc, const std::vector<std::string>& args, comm::LaunchSpec spec) {
+  static int counter = 0;
+  spec.nproc = nproc;
+  spec.argv = {SHARDBENCH_RANK_WORKER};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.log_dir = MakeTempDir("run" + std::to_string(counter++));
+  if (spec.timeout.count() == 0) spec.timeout = std::chrono::seconds(120);
+  MultiRankRun run;
+  const auto start = std::chrono::steady_clock::now();
+  run.result = comm::LaunchLocalRanks(spec);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (int r = 0; r < nproc; ++r) run.logs.push_back(ReadFile(spec.log_dir + "/rank" + std::to_string(r) + ".log"));
+  return run;
+}
+
+}  // namespace shardbench::testing

@@ -1,0 +1,23 @@
+// Helpers for tests that run a rank program in several processes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/comm/process_launcher.h"
+
+namespace shardbench::testing {
+
+// A fresh directory under the test temp dir.
+std::string MakeTempDir(const std::string& name);
+std::string ReadFile(const std::string& path);
+
+// Launches `nproc` copies of the rank worker with `args`, logs per rank in a temp dir.
+struct MultiRankRun {
+  comm::LaunchResult result;
+  std::vector<std::string> logs;  // rank r's stdout+stderr
+  double seconds = 0;
+};
+MultiRankRun RunRankWorker(int nproc, const std::vector<std::string>& args, comm::LaunchSpec spec = {});
+
+}  // namespace shardbench::testing
