@@ -131,7 +131,8 @@ LaunchResult LaunchLocalRanks(const LaunchSpec& spec) {
   result.ranks.resize(spec.nproc);
   for (int r = 0; r < spec.nproc; ++r) {
     result.ranks[r].rank = r;
-    const std::string log = spec.log_dir.empty() ? "" : spec.log_dir + "/rank" + std::to_string(r) + ".log";
+    const bool to_file = !spec.log_dir.empty() && !(r == 0 && spec.rank0_to_terminal);
+    const std::string log = to_file ? spec.log_dir + "/rank" + std::to_string(r) + ".log" : "";
     pids[r] = Spawn(spec.argv, BuildEnvironment(spec, r, port), log);
     running[r] = true;
   }

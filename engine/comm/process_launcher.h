@@ -25,6 +25,9 @@ struct LaunchSpec {
   std::map<int, std::map<std::string, std::string>> rank_env;
   // When set, rank r's stdout and stderr go to <log_dir>/rank<r>.log instead of ours.
   std::string log_dir;
+  // With log_dir set: rank 0 still writes to our stdout/stderr (the live progress line);
+  // the other ranks write to their logs.
+  bool rank0_to_terminal = false;
   // Time a rank gets between SIGTERM and SIGKILL when the job is being stopped.
   std::chrono::milliseconds grace{std::chrono::seconds(5)};
 };

@@ -1,0 +1,79 @@
+// The `shardbench` command: parses arguments and calls the layers below. Exit codes follow
+// DESIGN.md: 0 ok, 1 a check or gate failed, 2 bad input or usage, 3 infrastructure.
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/run_command.h"
+#include "engine/common/error.h"
+#include "engine/model/llama_config.h"
+#include "scenarios/scenario_parser.h"
+
+namespace {
+
+std::string SelfExe(const char* argv0) {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return argv0;
+  buf[n] = '\0';
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace shardbench;
+  CLI::App app{"shardbench: benchmark and regression harness for sharded fine-tuning"};
+  app.require_subcommand(1);
+
+  cli::RunArgs run;
+  auto* run_cmd = app.add_subcommand("run", "Run a scenario across local ranks (or as one rank under torchrun/srun)");
+  run_cmd->add_option("scenario", run.target, "Scenario YAML file")->required();
+  run_cmd->add_option("--nproc", run.nproc, "Local ranks to spawn (default: the scenario's world_size)");
+  run_cmd->add_option("--out", run.out_dir, "Results directory (default: results/<name>-<timestamp>)");
+  run_cmd->add_flag("--quiet", run.quiet, "No progress lines or summary");
+  run_cmd->add_option("overrides", run.overrides, "key=value overrides, e.g. train.steps=5 lora.enabled=true");
+
+  std::string show_target;
+  std::vector<std::string> show_overrides;
+  auto* show_cmd = app.add_subcommand("show", "Print the fully resolved scenario");
+  show_cmd->add_option("scenario", show_target, "Scenario YAML file")->required();
+  show_cmd->add_option("overrides", show_overrides, "key=value overrides");
+
+  auto* models_cmd = app.add_subcommand("models", "List the named model configs");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : static_cast<int>(ExitCode::kBadInput);
+  }
+
+  try {
+    if (*run_cmd) return cli::RunCommand(run, SelfExe(argv[0]));
+    if (*show_cmd) {
+      std::cout << ScenarioToYaml(LoadScenarioFile(show_target, show_overrides)) << "\n";
+      return 0;
+    }
+    if (*models_cmd) {
+      for (const auto& name : model::NamedLlamaConfigs()) {
+        const auto c = model::NamedLlamaConfig(name);
+        std::printf("%-11s %6.2fB params  hidden %lld  layers %lld  heads %lld/%lld kv  vocab %lld\n", name.c_str(),
+                    c.parameter_count() / 1e9, (long long)c.hidden_size, (long long)c.num_hidden_layers,
+                    (long long)c.num_attention_heads, (long long)c.num_key_value_heads, (long long)c.vocab_size);
+      }
+      return 0;
+    }
+  } catch (const Error& e) {
+    std::fprintf(stderr, "shardbench: %s\n", e.what());
+    return static_cast<int>(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shardbench: internal error: %s\n", e.what());
+    return static_cast<int>(ExitCode::kInfra);
+  }
+  return 0;
+}

@@ -1,0 +1,60 @@
+#include "engine/model/hf_weights.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include <filesystem>
+#include <set>
+
+#include "engine/common/error.h"
+
+namespace shardbench::model {
+
+LoadReport LoadHfWeights(LlamaForCausalLM& model, const checkpoint::HfCheckpoint& ckpt) {
+  LoadReport report;
+  std::set<std::string> wanted;
+  std::vector<std::string> missing;
+  c10::NoGradGuard no_grad;
+  for (auto& p : model.named_parameters()) {
+    if (p.name.find(".lora_") != std::string::npos) continue;  // adapters: not in a base checkpoint
+    wanted.insert(p.name);
+    if (!ckpt.contains(p.name)) {
+      missing.push_back(p.name);
+      continue;
+    }
+    const auto& info = ckpt.info(p.name);
+    if (c10::IntArrayRef(info.shape) != p.slot->sizes()) {
+      throw InputError(ckpt.dir() + ": tensor '" + p.name + "' has shape " + c10::str(c10::IntArrayRef(info.shape)) +
+                       " but the model (from config.json) expects " + c10::str(p.slot->sizes()));
+    }
+    at::Tensor src = ckpt.tensor(p.name);
+    p.slot->copy_(src);
+    report.tensors_loaded += 1;
+    report.bytes_read += static_cast<int64_t>(info.end - info.begin);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < missing.size() && i < 5; ++i) list += (i ? ", " : "") + missing[i];
+    if (missing.size() > 5) list += ", ... (" + std::to_string(missing.size()) + " in all)";
+    throw InputError(ckpt.dir() + ": checkpoint lacks model parameters: " + list);
+  }
+  for (const auto& name : ckpt.names()) {
+    if (!wanted.count(name)) report.unexpected.push_back(name);
+  }
+  return report;
+}
+
+std::unique_ptr<LlamaForCausalLM> BuildLlamaFromSource(const std::string& source, const LoraConfig& lora,
+                                                       uint64_t seed, const at::TensorOptions& options,
+                                                       LoadReport* report) {
+  if (!std::filesystem::is_directory(source)) return BuildInitializedLlama(NamedLlamaConfig(source), lora, seed, options);
+  const LlamaConfig config = LoadHfLlamaConfig((std::filesystem::path(source) / "config.json").string());
+  auto ckpt = checkpoint::HfCheckpoint::Open(source);
+  // Initialise everything first (adapters need their own init), then overwrite the base.
+  auto model = BuildInitializedLlama(config, lora, seed, options);
+  LoadReport r = LoadHfWeights(*model, ckpt);
+  if (report) *report = r;
+  return model;
+}
+
+}  // namespace shardbench::model

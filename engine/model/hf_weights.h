@@ -1,0 +1,28 @@
+// Loads a Hugging Face checkpoint directory into a LlamaForCausalLM: every base parameter by
+// its HF name (LoRA adapters are not in a base checkpoint and keep their own init).
+#pragma once
+
+#include <string>
+
+#include "engine/checkpoint/hf_checkpoint.h"
+#include "engine/model/llama.h"
+
+namespace shardbench::model {
+
+struct LoadReport {
+  int64_t tensors_loaded = 0;
+  int64_t bytes_read = 0;          // checkpoint bytes this process copied
+  std::vector<std::string> unexpected;  // in the checkpoint, not in the model (ignored)
+};
+
+// A missing base parameter or a shape mismatch is an InputError naming the directory and the
+// tensor; values are converted to the parameter's dtype.
+LoadReport LoadHfWeights(LlamaForCausalLM& model, const checkpoint::HfCheckpoint& ckpt);
+
+// The named config or, for a directory, its config.json; `lora` applied, weights loaded or
+// initialised from `seed`.
+std::unique_ptr<LlamaForCausalLM> BuildLlamaFromSource(const std::string& model_source, const LoraConfig& lora,
+                                                       uint64_t seed, const at::TensorOptions& options,
+                                                       LoadReport* report = nullptr);
+
+}  // namespace shardbench::model

@@ -1,0 +1,130 @@
+#include "engine/model/layers.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+
+namespace shardbench::model {
+namespace {
+
+// Initialisation runs on CPU with a generator seeded per tensor name, then moves to the
+// parameter's device: the same seed gives the same weights on any device and world size.
+at::Generator GeneratorFor(uint64_t seed, const std::string& name) {
+  return at::make_generator<at::CPUGeneratorImpl>(SeedFor(seed, name));
+}
+
+void FillFrom(at::Tensor& param, const at::Tensor& cpu_values) {
+  c10::NoGradGuard no_grad;
+  param.copy_(cpu_values);
+}
+
+}  // namespace
+
+Linear::Linear(int64_t in, int64_t out, const at::TensorOptions& options, LinearInit init, double init_std)
+    : in_features(in), out_features(out), init_(init), init_std_(init_std) {
+  weight = at::empty({out, in}, options).requires_grad_(true);
+  register_parameter("weight", &weight);
+}
+
+void Linear::add_lora(int64_t r, double alpha) {
+  const auto options = weight.options().requires_grad(false);
+  lora_A = std::make_unique<Linear>(in_features, r, options, LinearInit::kKaimingUniform);
+  lora_B = std::make_unique<Linear>(r, out_features, options, LinearInit::kZeros);
+  lora_scaling = alpha / static_cast<double>(r);
+  register_module("lora_A", lora_A.get());
+  register_module("lora_B", lora_B.get());
+  weight.requires_grad_(false);
+}
+
+at::Tensor Linear::forward(const at::Tensor& x) const {
+  at::Tensor y = at::linear(x, weight);
+  if (lora_A) y = y + lora_B->forward(lora_A->forward(x)) * lora_scaling;
+  return y;
+}
+
+void Linear::reset_parameters(const std::string& name, uint64_t seed) {
+  if (weight.is_meta()) return;
+  auto gen = GeneratorFor(seed, name + ".weight");
+  at::Tensor v = at::empty(weight.sizes(), at::TensorOptions().dtype(at::kFloat));
+  switch (init_) {
+    case LinearInit::kNormal:
+      v.normal_(0.0, init_std_, gen);
+      break;
+    case LinearInit::kKaimingUniform: {
+      // nn.init.kaiming_uniform_(w, a=sqrt(5)): bound = gain * sqrt(3 / fan_in), gain = sqrt(2 / (1 + a^2)).
+      const double bound = std::sqrt(1.0 / 3.0) * std::sqrt(3.0 / static_cast<double>(in_features));
+      v.uniform_(-bound, bound, gen);
+      break;
+    }
+    case LinearInit::kZeros:
+      v.zero_();
+      break;
+  }
+  FillFrom(weight, v);
+}
+
+Embedding::Embedding(int64_t n, int64_t dim, const at::TensorOptions& options, double init_std) : init_std_(init_std) {
+  weight = at::empty({n, dim}, options).requires_grad_(true);
+  register_parameter("weight", &weight);
+}
+
+at::Tensor Embedding::forward(const at::Tensor& ids) const { return at::embedding(weight, ids); }
+
+void Embedding::reset_parameters(const std::string& name, uint64_t seed) {
+  if (weight.is_meta()) return;
+  auto gen = GeneratorFor(seed, name + ".weight");
+  at::Tensor v = at::empty(weight.sizes(), at::TensorOptions().dtype(at::kFloat));
+  v.normal_(0.0, init_std_, gen);
+  FillFrom(weight, v);
+}
+
+RMSNorm::RMSNorm(int64_t dim, double eps, const at::TensorOptions& options) : eps_(eps) {
+  weight = at::empty({dim}, options).requires_grad_(true);
+  register_parameter("weight", &weight);
+}
+
+at::Tensor RMSNorm::forward(const at::Tensor& x) const {
+  at::Tensor h = x.to(at::kFloat);
+  at::Tensor var = h.pow(2).mean(-1, /*keepdim=*/true);
+  h = h * at::rsqrt(var + eps_);
+  return weight * h.to(x.scalar_type());
+}
+
+void RMSNorm::reset_parameters(const std::string&, uint64_t) {
+  if (weight.is_meta()) return;
+  c10::NoGradGuard no_grad;
+  weight.fill_(1.0);
+}
+
+RotaryEmbedding::RotaryEmbedding(int64_t head_dim, double theta, const at::TensorOptions& options)
+    : head_dim_(head_dim), theta_(theta) {
+  inv_freq = at::empty({head_dim / 2}, options.dtype(at::kFloat).requires_grad(false));
+  register_buffer("inv_freq", &inv_freq);
+}
+
+void RotaryEmbedding::reset_buffers() {
+  if (inv_freq.is_meta()) return;
+  // HF: 1 / theta^(arange(0, dim, 2) / dim), computed in int64 then float as transformers does.
+  at::Tensor exponents = at::arange(0, head_dim_, 2, at::kLong).to(at::kFloat) / static_cast<double>(head_dim_);
+  at::Tensor v = 1.0 / at::pow(theta_, exponents);
+  c10::NoGradGuard no_grad;
+  inv_freq.copy_(v);
+}
+
+std::pair<at::Tensor, at::Tensor> RotaryEmbedding::forward(int64_t seq_len, at::ScalarType dtype) const {
+  at::Tensor pos = at::arange(seq_len, inv_freq.options().dtype(at::kFloat));
+  at::Tensor freqs = at::outer(pos, inv_freq);
+  at::Tensor emb = at::cat({freqs, freqs}, -1);
+  return {emb.cos().to(dtype), emb.sin().to(dtype)};
+}
+
+at::Tensor ApplyRotary(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  at::Tensor x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
+  at::Tensor rotated = at::cat({-x2, x1}, -1);
+  return x * cos + rotated * sin;
+}
+
+}  // namespace shardbench::model

@@ -1,0 +1,96 @@
+// A Llama decoder numerically equal to Hugging Face transformers' LlamaForCausalLM, with HF
+// parameter names (model.embed_tokens.weight, model.layers.0.self_attn.q_proj.weight, ...,
+// lm_head.weight) and optional PEFT-style LoRA on chosen projections.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/model/layers.h"
+#include "engine/model/llama_config.h"
+
+namespace shardbench::model {
+
+struct LoraConfig {
+  bool enabled = false;
+  int64_t r = 8;
+  double alpha = 16.0;
+  // Projection names as PEFT's target_modules: q_proj k_proj v_proj o_proj gate_proj up_proj
+  // down_proj (lm_head is not a valid target here).
+  std::vector<std::string> targets = {"q_proj", "v_proj"};
+};
+// Throws InputError for an unknown target or r/alpha out of range.
+void ValidateLora(const LoraConfig& lora, const std::string& source);
+
+class LlamaAttention : public Module {
+ public:
+  LlamaAttention(const LlamaConfig& c, const at::TensorOptions& o);
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
+  std::string type_name() const override { return "LlamaAttention"; }
+  Linear q_proj, k_proj, v_proj, o_proj;
+
+ private:
+  int64_t heads_, kv_heads_, head_dim_;
+};
+
+class LlamaMLP : public Module {
+ public:
+  LlamaMLP(const LlamaConfig& c, const at::TensorOptions& o);
+  at::Tensor forward(const at::Tensor& x) const;  // down(silu(gate(x)) * up(x))
+  std::string type_name() const override { return "LlamaMLP"; }
+  Linear gate_proj, up_proj, down_proj;
+};
+
+class LlamaDecoderLayer : public Module {
+ public:
+  LlamaDecoderLayer(const LlamaConfig& c, const at::TensorOptions& o);
+  at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
+  std::string type_name() const override { return "LlamaDecoderLayer"; }
+  RMSNorm input_layernorm;
+  LlamaAttention self_attn;
+  RMSNorm post_attention_layernorm;
+  LlamaMLP mlp;
+};
+
+class LlamaModel : public Module {
+ public:
+  LlamaModel(const LlamaConfig& c, const at::TensorOptions& o);
+  std::string type_name() const override { return "LlamaModel"; }
+  Embedding embed_tokens;
+  std::vector<std::unique_ptr<LlamaDecoderLayer>> layers;
+  RMSNorm norm;
+  RotaryEmbedding rotary_emb;
+};
+
+class LlamaForCausalLM : public Module {
+ public:
+  // Tensors are allocated with `options` (kMeta for deferred init) but not initialised:
+  // call InitializeParameters/InitializeBuffers, or load a checkpoint.
+  LlamaForCausalLM(const LlamaConfig& config, const LoraConfig& lora, const at::TensorOptions& options);
+  std::string type_name() const override { return "LlamaForCausalLM"; }
+
+  // input_ids [B, T] int64 -> logits [B, T, vocab].
+  at::Tensor forward(const at::Tensor& input_ids) const;
+  // Mean token cross-entropy of logits against labels [B, T] (labels already shifted: label t
+  // is the token after input t), computed in fp32.
+  at::Tensor loss(const at::Tensor& input_ids, const at::Tensor& labels) const;
+
+  const LlamaConfig& config() const { return config_; }
+  const LoraConfig& lora() const { return lora_; }
+  // The decoder layers as modules (wrap policies and activation checkpointing use these).
+  std::vector<LlamaDecoderLayer*> decoder_layers() const;
+
+  LlamaModel model;
+  Linear lm_head;
+
+ private:
+  LlamaConfig config_;
+  LoraConfig lora_;
+};
+
+// Builds the model and initialises it the way HF does for a fresh model (seeded per name).
+std::unique_ptr<LlamaForCausalLM> BuildInitializedLlama(const LlamaConfig& config, const LoraConfig& lora,
+                                                        uint64_t seed, const at::TensorOptions& options);
+
+}  // namespace shardbench::model

@@ -1,0 +1,66 @@
+// A minimal module tree: named parameters, buffers and children, like torch.nn.Module but
+// without LibTorch's C++ frontend (whose headers dominate compile time). Modules own their
+// tensors as plain members and register pointers to them, so a sharding engine can swap a
+// parameter for a view of its flat buffer in place (`*slot = view`) and later restore it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace shardbench::model {
+
+struct NamedTensor {
+  std::string name;   // fully qualified: "model.layers.0.self_attn.q_proj.weight"
+  at::Tensor* slot;   // the member that holds it
+};
+
+class Module {
+ public:
+  Module() = default;
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // Depth-first, in registration order; names joined with '.' (Hugging Face convention).
+  std::vector<NamedTensor> named_parameters(const std::string& prefix = "");
+  std::vector<NamedTensor> named_buffers(const std::string& prefix = "");
+  // Pre-order, self first with name `prefix`.
+  std::vector<std::pair<std::string, Module*>> named_modules(const std::string& prefix = "");
+  const std::vector<std::pair<std::string, Module*>>& children() const { return children_; }
+
+  // The module's own initialisation of its own tensors (not its children's), as HF's
+  // _init_weights does per module. `seed_for` gives a deterministic seed per qualified name.
+  virtual void reset_parameters(const std::string& qualified_name, uint64_t seed) {}
+  // Recompute buffers that no checkpoint holds (rotary inv_freq).
+  virtual void reset_buffers() {}
+
+  virtual std::string type_name() const = 0;
+
+ protected:
+  void register_parameter(std::string name, at::Tensor* slot) { params_.emplace_back(std::move(name), slot); }
+  void register_buffer(std::string name, at::Tensor* slot) { buffers_.emplace_back(std::move(name), slot); }
+  void register_module(std::string name, Module* child) { children_.emplace_back(std::move(name), child); }
+
+ private:
+  std::vector<std::pair<std::string, at::Tensor*>> params_;
+  std::vector<std::pair<std::string, at::Tensor*>> buffers_;
+  std::vector<std::pair<std::string, Module*>> children_;
+};
+
+// Parameters in a module tree that require grad / do not.
+int64_t CountParameters(Module& m, bool trainable_only);
+
+// Runs every module's own reset_parameters (children included) with a seed derived from
+// (seed, qualified parameter-owner name): initialisation does not depend on construction
+// order or world size.
+void InitializeParameters(Module& root, uint64_t seed);
+void InitializeBuffers(Module& root);
+
+// Stable 64-bit hash (FNV-1a then splitmix64 mix) used to derive per-name seeds.
+uint64_t SeedFor(uint64_t seed, const std::string& name);
+
+}  // namespace shardbench::model

@@ -1,0 +1,81 @@
+#include "reporters/run_result.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/common/error.h"
+#include "reporters/statistics.h"
+
+namespace shardbench {
+
+nlohmann::json ToJson(const Metric& m) {
+  nlohmann::json j = {{"name", m.name}, {"unit", m.unit}, {"better", m.better}, {"kind", m.kind},
+                      {"samples", m.samples}, {"per_rank", m.per_rank}};
+  if (!m.samples.empty()) {
+    const Summary s = Summarize(m.samples);
+    j["median"] = s.median;
+    j["p10"] = s.p10;
+    j["p90"] = s.p90;
+    j["min"] = s.min;
+    j["max"] = s.max;
+  } else {
+    for (const char* k : {"median", "p10", "p90", "min", "max"}) j[k] = nullptr;
+  }
+  return j;
+}
+
+nlohmann::json ToJson(const RunResult& r) {
+  nlohmann::json metrics = nlohmann::json::array();
+  for (const auto& m : r.metrics) metrics.push_back(ToJson(m));
+  nlohmann::json memory = nlohmann::json::array();
+  for (const auto& m : r.memory) {
+    auto opt = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    memory.push_back({{"rank", m.rank}, {"categories", m.categories}, {"peak_allocated", opt(m.peak_allocated)},
+                      {"peak_reserved", opt(m.peak_reserved)}, {"host_rss_peak", m.host_rss_peak}});
+  }
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& c : r.checks) checks.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
+  return {{"schema_version", kResultsSchemaVersion},
+          {"run_id", r.run_id},
+          {"started_at", r.started_at},
+          {"provenance", r.provenance},
+          {"scenario", r.scenario},
+          {"status", r.status},
+          {"message", r.message},
+          {"metrics", metrics},
+          {"memory", memory},
+          {"checks", checks},
+          {"loss", r.loss}};
+}
+
+void WriteFileAtomically(const std::string& path, const std::string& content) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw InfraError("cannot write " + tmp);
+    }
+  }
+  if (int fd = open(tmp.c_str(), O_RDONLY); fd >= 0) {
+    fsync(fd);
+    close(fd);
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw InfraError("cannot rename " + tmp + " to " + path + ": " + ec.message());
+  }
+}
+
+}  // namespace shardbench

@@ -1,0 +1,62 @@
+// The results of one scenario instance: plain data (DESIGN.md "Results schema", v1).
+// Reporters are pure functions of it; gates read it and never rerun anything.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace shardbench {
+
+constexpr int kResultsSchemaVersion = 1;
+
+struct Metric {
+  std::string name;    // "tokens_per_s"
+  std::string unit;    // "tokens/s", "s", "bytes", "count"
+  std::string better;  // "lower" | "higher"
+  std::string kind;    // "exact" (deterministic, zero-tolerance gates) | "sampled"
+  std::vector<double> samples;   // one per measured step (or per repetition)
+  std::vector<double> per_rank;  // this metric's value on each rank (median for sampled)
+};
+
+struct Check {
+  std::string name;
+  bool passed = false;
+  std::string detail;
+};
+
+struct RankMemory {
+  int rank = 0;
+  std::map<std::string, int64_t> categories;  // bytes per category (DESIGN.md names)
+  // Allocator peaks (bytes); absent until a tracking allocator measured them.
+  std::optional<int64_t> peak_allocated;
+  std::optional<int64_t> peak_reserved;
+  int64_t host_rss_peak = 0;  // VmHWM of the rank's process
+};
+
+struct RunResult {
+  std::string run_id;
+  std::string started_at;  // ISO 8601 UTC
+  nlohmann::json provenance;
+  nlohmann::json scenario;  // {name, config (fully resolved), matrix}
+  std::string status = "ok";  // "ok" | "failed" (a check failed) | "error" (could not run)
+  std::string message;
+  std::vector<Metric> metrics;
+  std::vector<RankMemory> memory;
+  std::vector<Check> checks;
+  std::vector<double> loss;  // global loss per step, warmup included
+};
+
+nlohmann::json ToJson(const RunResult& r);
+// A metric's summary (median, p10, p90, min, max) is computed from its samples here.
+nlohmann::json ToJson(const Metric& m);
+
+// Writes to <path>.tmp then renames: a reader never sees a half-written file and an existing
+// file is replaced only by a complete one.
+void WriteFileAtomically(const std::string& path, const std::string& content);
+
+}  // namespace shardbench

@@ -1,0 +1,42 @@
+// A scenario: everything one benchmark instance needs, fully resolved (every default explicit
+// here, where each field is declared). Plain data: the runner reads it, results embed it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/model/llama.h"
+
+namespace shardbench {
+
+struct TrainConfig {
+  int64_t batch_size = 4;      // per-rank micro-batch (samples)
+  int64_t seq_len = 64;        // tokens per sample
+  int64_t steps = 10;          // measured steps, after warmup
+  int64_t warmup_steps = 2;    // run first, excluded from every sampled metric
+  double lr = 1e-3;
+  double weight_decay = 0.0;
+  bool no_decay_on_norms = true;  // 1-D params (norms) in a no-weight-decay group
+  uint64_t seed = 1234;        // model init and data
+};
+
+struct Scenario {
+  std::string name = "unnamed";
+  std::string source;          // the file it came from ("" for built-ins)
+  // A named config (tiny, 125m, 1b, llama2-7b, llama3-8b, llama2-70b) or a Hugging Face
+  // checkpoint directory (config.json + model.safetensors[.index.json]).
+  std::string model = "tiny";
+  model::LoraConfig lora;      // enabled=false: full fine-tune
+  std::string engine = "reference";  // reference = unsharded data parallel (the baseline)
+  TrainConfig train;
+  int world_size = 1;
+  std::string backend = "gloo";      // gloo (CPU tensors) | nccl (one GPU per rank)
+  double timeout_s = 300.0;          // rendezvous, each collective, and the whole launch
+  std::vector<std::string> overrides;  // key=value applied, in order (provenance)
+
+  std::string device() const { return backend == "nccl" ? "cuda" : "cpu"; }
+  int64_t total_steps() const { return train.warmup_steps + train.steps; }
+};
+
+}  // namespace shardbench

@@ -1,0 +1,159 @@
+#include "scenarios/scenario_fields.h"
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+namespace shardbench {
+namespace {
+
+// Readers turn a YAML node into a typed value or say what was wrong.
+template <typename T>
+T ReadScalar(const YAML::Node& n, const std::string& expected) {
+  if (!n.IsScalar()) throw std::invalid_argument("expected " + expected);
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    throw std::invalid_argument("expected " + expected + ", got '" + n.Scalar() + "'");
+  }
+}
+
+int64_t ReadInt(const YAML::Node& n, int64_t min, const std::string& expected) {
+  auto v = ReadScalar<int64_t>(n, expected);
+  if (v < min) throw std::invalid_argument("expected " + expected + ", got " + std::to_string(v));
+  return v;
+}
+
+double ReadDouble(const YAML::Node& n, double min_exclusive, const std::string& expected) {
+  auto v = ReadScalar<double>(n, expected);
+  if (!(v > min_exclusive)) throw std::invalid_argument("expected " + expected + ", got " + n.Scalar());
+  return v;
+}
+
+std::string ReadChoice(const YAML::Node& n, const std::vector<std::string>& choices) {
+  std::string expected = "one of";
+  for (size_t i = 0; i < choices.size(); ++i) expected += (i ? ", " : " ") + choices[i];
+  auto v = ReadScalar<std::string>(n, expected);
+  if (std::find(choices.begin(), choices.end(), v) == choices.end()) {
+    throw std::invalid_argument("expected " + expected + ", got '" + v + "'");
+  }
+  return v;
+}
+
+std::vector<std::string> ReadStringList(const YAML::Node& n, const std::string& expected) {
+  if (!n.IsSequence()) throw std::invalid_argument("expected " + expected);
+  std::vector<std::string> out;
+  for (const auto& item : n) out.push_back(ReadScalar<std::string>(item, expected));
+  return out;
+}
+
+template <typename T>
+YAML::Node Node(const T& v) {
+  return YAML::Node(v);
+}
+
+// Field constructors: key, what is expected, and a reference accessor.
+template <typename Access>
+ScenarioField IntField(std::string key, int64_t min, Access access) {
+  std::string expected = "an integer >= " + std::to_string(min);
+  return {key, expected,
+          [=](Scenario& s, const YAML::Node& n) { access(s) = static_cast<std::decay_t<decltype(access(s))>>(ReadInt(n, min, expected)); },
+          [=](const Scenario& s) { return Node(access(const_cast<Scenario&>(s))); }};
+}
+
+template <typename Access>
+ScenarioField DoubleField(std::string key, double min_exclusive, Access access) {
+  std::string expected = "a number > " + YAML::Node(min_exclusive).Scalar();
+  return {key, expected, [=](Scenario& s, const YAML::Node& n) { access(s) = ReadDouble(n, min_exclusive, expected); },
+          [=](const Scenario& s) { return Node(access(const_cast<Scenario&>(s))); }};
+}
+
+template <typename Access>
+ScenarioField BoolField(std::string key, Access access) {
+  return {key, "true or false", [=](Scenario& s, const YAML::Node& n) { access(s) = ReadScalar<bool>(n, "true or false"); },
+          [=](const Scenario& s) { return Node(access(const_cast<Scenario&>(s))); }};
+}
+
+template <typename Access>
+ScenarioField StringField(std::string key, Access access) {
+  return {key, "a string", [=](Scenario& s, const YAML::Node& n) { access(s) = ReadScalar<std::string>(n, "a string"); },
+          [=](const Scenario& s) { return Node(access(const_cast<Scenario&>(s))); }};
+}
+
+template <typename Access>
+ScenarioField ChoiceField(std::string key, std::vector<std::string> choices, Access access) {
+  std::string expected = "one of";
+  for (size_t i = 0; i < choices.size(); ++i) expected += (i ? ", " : " ") + choices[i];
+  return {key, expected, [=](Scenario& s, const YAML::Node& n) { access(s) = ReadChoice(n, choices); },
+          [=](const Scenario& s) { return Node(access(const_cast<Scenario&>(s))); }};
+}
+
+std::vector<ScenarioField> BuildFields() {
+  return {
+      StringField("name", [](Scenario& s) -> std::string& { return s.name; }),
+      StringField("model", [](Scenario& s) -> std::string& { return s.model; }),
+      BoolField("lora.enabled", [](Scenario& s) -> bool& { return s.lora.enabled; }),
+      IntField("lora.r", 1, [](Scenario& s) -> int64_t& { return s.lora.r; }),
+      DoubleField("lora.alpha", 0.0, [](Scenario& s) -> double& { return s.lora.alpha; }),
+      {"lora.targets", "a list of projection names",
+       [](Scenario& s, const YAML::Node& n) { s.lora.targets = ReadStringList(n, "a list of projection names"); },
+       [](const Scenario& s) { return Node(s.lora.targets); }},
+      ChoiceField("engine", {"reference"}, [](Scenario& s) -> std::string& { return s.engine; }),
+      IntField("train.batch_size", 1, [](Scenario& s) -> int64_t& { return s.train.batch_size; }),
+      IntField("train.seq_len", 1, [](Scenario& s) -> int64_t& { return s.train.seq_len; }),
+      IntField("train.steps", 1, [](Scenario& s) -> int64_t& { return s.train.steps; }),
+      IntField("train.warmup_steps", 0, [](Scenario& s) -> int64_t& { return s.train.warmup_steps; }),
+      DoubleField("train.lr", 0.0, [](Scenario& s) -> double& { return s.train.lr; }),
+      DoubleField("train.weight_decay", -1e-300, [](Scenario& s) -> double& { return s.train.weight_decay; }),
+      BoolField("train.no_decay_on_norms", [](Scenario& s) -> bool& { return s.train.no_decay_on_norms; }),
+      IntField("train.seed", 0, [](Scenario& s) -> uint64_t& { return s.train.seed; }),
+      IntField("world_size", 1, [](Scenario& s) -> int& { return s.world_size; }),
+      ChoiceField("backend", {"gloo", "nccl"}, [](Scenario& s) -> std::string& { return s.backend; }),
+      DoubleField("timeout_s", 0.0, [](Scenario& s) -> double& { return s.timeout_s; }),
+  };
+}
+
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+const std::vector<ScenarioField>& ScenarioFields() {
+  static const std::vector<ScenarioField> fields = BuildFields();
+  return fields;
+}
+
+const ScenarioField* FindScenarioField(const std::string& key) {
+  for (const auto& f : ScenarioFields()) {
+    if (f.key == key) return &f;
+  }
+  return nullptr;
+}
+
+std::string NearestScenarioKey(const std::string& key) {
+  std::string best;
+  size_t best_d = std::numeric_limits<size_t>::max();
+  for (const auto& f : ScenarioFields()) {
+    // Compare against the full key and its last component, so "stpes" finds train.steps.
+    const auto dot = f.key.rfind('.');
+    const std::string leaf = dot == std::string::npos ? f.key : f.key.substr(dot + 1);
+    const size_t d = std::min(EditDistance(key, f.key), EditDistance(key.substr(key.rfind('.') + 1), leaf) + 1);
+    if (d < best_d) {
+      best_d = d;
+      best = f.key;
+    }
+  }
+  return best;
+}
+
+}  // namespace shardbench

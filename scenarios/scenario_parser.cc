@@ -1,0 +1,134 @@
+#include "scenarios/scenario_parser.h"
+
+#include <filesystem>
+
+#include "engine/common/error.h"
+#include "engine/comm/create_communicator.h"
+#include "scenarios/scenario_fields.h"
+
+namespace shardbench {
+namespace {
+
+std::string Where(const std::string& source, const YAML::Node& n) {
+  const auto mark = n.Mark();
+  if (mark.line < 0) return source;
+  return source + ":" + std::to_string(mark.line + 1);
+}
+
+bool IsSection(const std::string& path) {
+  for (const auto& f : ScenarioFields()) {
+    if (f.key.rfind(path + ".", 0) == 0) return true;
+  }
+  return false;
+}
+
+void SetField(Scenario& s, const ScenarioField& field, const YAML::Node& value, const std::string& where) {
+  try {
+    field.set(s, value);
+  } catch (const std::invalid_argument& e) {
+    throw InputError(where + ": key '" + field.key + "': " + e.what());
+  }
+}
+
+void Walk(Scenario& s, const YAML::Node& map, const std::string& prefix, const std::string& source) {
+  for (const auto& kv : map) {
+    const std::string key = kv.first.as<std::string>();
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    const std::string where = Where(source, kv.first);
+    if (const ScenarioField* field = FindScenarioField(path)) {
+      SetField(s, *field, kv.second, where);
+    } else if (IsSection(path)) {
+      if (!kv.second.IsMap()) throw InputError(where + ": key '" + path + "': expected a mapping of " + path + ".* keys");
+      Walk(s, kv.second, path, source);
+    } else {
+      throw InputError(where + ": unknown key '" + path + "' (did you mean '" + NearestScenarioKey(path) + "'?)");
+    }
+  }
+}
+
+}  // namespace
+
+void ApplyOverride(Scenario& s, const std::string& kv) {
+  const auto eq = kv.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw InputError("override '" + kv + "': expected key=value (e.g. train.steps=5)");
+  }
+  const std::string key = kv.substr(0, eq), value = kv.substr(eq + 1);
+  const ScenarioField* field = FindScenarioField(key);
+  if (!field) throw InputError("override '" + kv + "': unknown key '" + key + "' (did you mean '" + NearestScenarioKey(key) + "'?)");
+  YAML::Node node;
+  try {
+    node = YAML::Load(value);
+  } catch (const YAML::Exception& e) {
+    throw InputError("override '" + kv + "': value is not valid YAML: " + e.msg);
+  }
+  if (node.IsNull()) node = YAML::Node(value);
+  SetField(s, *field, node, "override '" + kv + "'");
+  s.overrides.push_back(kv);
+}
+
+Scenario ParseScenario(const YAML::Node& root, const std::string& source, const std::vector<std::string>& overrides) {
+  Scenario s;
+  s.source = source;
+  if (!root.IsMap()) throw InputError(source + ": expected a mapping of scenario keys at the top level");
+  Walk(s, root, "", source);
+  if (!root["name"] && !source.empty()) s.name = std::filesystem::path(source).stem().string();
+  for (const auto& o : overrides) ApplyOverride(s, o);
+  ValidateScenario(s);
+  return s;
+}
+
+Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string>& overrides) {
+  if (!std::filesystem::is_regular_file(path)) throw InputError(path + ": no such scenario file");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  return ParseScenario(root, path, overrides);
+}
+
+void ValidateScenario(const Scenario& s) {
+  const std::string src = s.source.empty() ? "scenario '" + s.name + "'" : s.source;
+  const bool named = std::filesystem::is_directory(s.model) == false;
+  if (named) {
+    model::NamedLlamaConfig(s.model);  // InputError listing the valid names
+  }
+  model::ValidateLora(s.lora, src);
+  const auto backends = comm::AvailableBackends();
+  if (std::find(backends.begin(), backends.end(), s.backend) == backends.end()) {
+    throw InputError(src + ": backend '" + s.backend + "' is not compiled into this build");
+  }
+}
+
+YAML::Node ScenarioToYaml(const Scenario& s) {
+  YAML::Node root;
+  for (const auto& f : ScenarioFields()) {
+    // Rebuild the nesting from the dotted key.
+    YAML::Node node = root;
+    std::string key = f.key;
+    size_t dot;
+    std::vector<std::string> parts;
+    while ((dot = key.find('.')) != std::string::npos) {
+      parts.push_back(key.substr(0, dot));
+      key = key.substr(dot + 1);
+    }
+    if (parts.empty()) {
+      root[key] = f.get(s);
+    } else {
+      YAML::Node section = root[parts[0]];
+      for (size_t i = 1; i < parts.size(); ++i) section = section[parts[i]];
+      section[key] = f.get(s);
+    }
+  }
+  return root;
+}
+
+std::vector<std::string> ScenarioKeys() {
+  std::vector<std::string> keys;
+  for (const auto& f : ScenarioFields()) keys.push_back(f.key);
+  return keys;
+}
+
+}  // namespace shardbench

@@ -1,0 +1,27 @@
+// Scenario files (YAML) -> Scenario, strictly: an unknown key, a wrong type or an impossible
+// combination is an InputError naming the file, line, key, what was expected, and the nearest
+// valid key. `key=value` overrides use the same dotted keys (train.steps=5, lora.enabled=true).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "scenarios/scenario.h"
+
+namespace shardbench {
+
+Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string>& overrides = {});
+Scenario ParseScenario(const YAML::Node& root, const std::string& source,
+                       const std::vector<std::string>& overrides = {});
+// Applies one "key=value"; the value is read as YAML (so lists work: lora.targets=[q_proj,k_proj]).
+void ApplyOverride(Scenario& s, const std::string& key_equals_value);
+// The fully resolved scenario, every field, as YAML (what `shardbench show` prints).
+YAML::Node ScenarioToYaml(const Scenario& s);
+// Every valid dotted key.
+std::vector<std::string> ScenarioKeys();
+// Cross-field checks (world size vs backend, lora, model); InputError naming `source`.
+void ValidateScenario(const Scenario& s);
+
+}  // namespace shardbench

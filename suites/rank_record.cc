@@ -1,0 +1,209 @@
+#include "suites/rank_record.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <numeric>
+
+namespace shardbench {
+namespace {
+constexpr size_t kCollectives = static_cast<size_t>(comm::Collective::kCount);
+constexpr size_t kScalars = 10;
+
+double Max(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+Metric Exact(std::string name, std::string unit, std::vector<double> per_rank) {
+  Metric m{std::move(name), std::move(unit), "lower", "exact", {Max(per_rank)}, per_rank};
+  return m;
+}
+}  // namespace
+
+void RankRecord::set_comm(const comm::CommStats& stats) {
+  comm_counts.assign(kCollectives, 0);
+  comm_bytes.assign(kCollectives, 0);
+  comm_seconds.assign(kCollectives, 0);
+  for (size_t i = 0; i < kCollectives; ++i) {
+    comm_counts[i] = static_cast<double>(stats[i].count);
+    comm_bytes[i] = static_cast<double>(stats[i].bytes);
+    comm_seconds[i] = stats[i].seconds;
+  }
+}
+
+std::vector<double> RankRecord::pack() const {
+  std::vector<double> out;
+  for (const auto* v : {&step_seconds, &optimizer_seconds, &grad_sync_seconds, &loss}) out.insert(out.end(), v->begin(), v->end());
+  for (double x : {init_seconds, construct_seconds, time_to_first_step, param_bytes, grad_bytes, optim_state_bytes,
+                   rss_peak_bytes, checkpoint_bytes_read, unchanged_trainable, changed_frozen}) {
+    out.push_back(x);
+  }
+  for (const auto* v : {&comm_counts, &comm_bytes, &comm_seconds}) {
+    std::vector<double> padded(*v);
+    padded.resize(kCollectives, 0.0);
+    out.insert(out.end(), padded.begin(), padded.end());
+  }
+  return out;
+}
+
+RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
+  RankRecord r(steps);
+  size_t i = 0;
+  for (auto* v : {&r.step_seconds, &r.optimizer_seconds, &r.grad_sync_seconds, &r.loss}) {
+    for (auto& x : *v) x = p[i++];
+  }
+  for (double* x : {&r.init_seconds, &r.construct_seconds, &r.time_to_first_step, &r.param_bytes, &r.grad_bytes,
+                    &r.optim_state_bytes, &r.rss_peak_bytes, &r.checkpoint_bytes_read, &r.unchanged_trainable,
+                    &r.changed_frozen}) {
+    *x = p[i++];
+  }
+  for (auto* v : {&r.comm_counts, &r.comm_bytes, &r.comm_seconds}) {
+    v->assign(p.begin() + i, p.begin() + i + kCollectives);
+    i += kCollectives;
+  }
+  static_assert(kScalars == 10, "keep pack/unpack in step");
+  return r;
+}
+
+std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communicator* comm) {
+  const int64_t steps = static_cast<int64_t>(local.step_seconds.size());
+  if (!comm) return {local};
+  std::vector<double> packed = local.pack();
+  at::Tensor in = at::tensor(packed, at::kDouble);
+  at::Tensor out = at::empty({in.numel() * comm->world_size()}, at::kDouble);
+  comm->all_gather(out, in);
+  std::vector<RankRecord> all;
+  for (int r = 0; r < comm->world_size(); ++r) {
+    at::Tensor part = out.narrow(0, r * in.numel(), in.numel()).contiguous();
+    all.push_back(RankRecord::Unpack(std::vector<double>(part.data_ptr<double>(), part.data_ptr<double>() + part.numel()), steps));
+  }
+  return all;
+}
+
+std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t warmup, int64_t global_tokens,
+                                 const std::vector<model::NamedTensor>& params) {
+  const int64_t steps = static_cast<int64_t>(ranks[0].step_seconds.size());
+  const double world = static_cast<double>(ranks.size());
+  Metric step_time{"step_time", "s", "lower", "sampled", {}, {}};
+  Metric tokens{"tokens_per_s", "tokens/s", "higher", "sampled", {}, {}};
+  Metric tokens_rank{"tokens_per_s_per_rank", "tokens/s", "higher", "sampled", {}, {}};
+  Metric opt_share{"optimizer_share", "ratio", "lower", "sampled", {}, {}};
+  Metric sync{"grad_sync_time", "s", "lower", "sampled", {}, {}};
+  for (int64_t s = warmup; s < steps; ++s) {
+    // Ranks step in lockstep (the gradient all-reduce), so a step lasts as long as its slowest rank.
+    std::vector<double> at_step, shares, syncs;
+    for (const auto& r : ranks) {
+      at_step.push_back(r.step_seconds[s]);
+      shares.push_back(r.optimizer_seconds[s] / r.step_seconds[s]);
+      syncs.push_back(r.grad_sync_seconds[s]);
+    }
+    step_time.samples.push_back(Max(at_step));
+    tokens.samples.push_back(static_cast<double>(global_tokens) / Max(at_step));
+    tokens_rank.samples.push_back(static_cast<double>(global_tokens) / world / Max(at_step));
+    opt_share.samples.push_back(std::accumulate(shares.begin(), shares.end(), 0.0) / world);
+    sync.samples.push_back(Max(syncs));
+  }
+  for (const auto& r : ranks) {
+    std::vector<double> measured(r.step_seconds.begin() + warmup, r.step_seconds.end());
+    std::vector<double> opt(r.optimizer_seconds.begin() + warmup, r.optimizer_seconds.end());
+    std::vector<double> gs(r.grad_sync_seconds.begin() + warmup, r.grad_sync_seconds.end());
+    step_time.per_rank.push_back(Median(measured));
+    tokens_rank.per_rank.push_back(static_cast<double>(global_tokens) / world / Median(measured));
+    double share = 0;
+    for (size_t i = 0; i < opt.size(); ++i) share += opt[i] / measured[i];
+    opt_share.per_rank.push_back(share / static_cast<double>(opt.size()));
+    sync.per_rank.push_back(Median(gs));
+  }
+  tokens.per_rank = tokens_rank.per_rank;
+  std::vector<Metric> out{step_time, tokens, tokens_rank, opt_share, sync};
+
+  auto per_rank = [&](auto field) {
+    std::vector<double> v;
+    for (const auto& r : ranks) v.push_back(field(r));
+    return v;
+  };
+  for (auto [name, field] : std::vector<std::pair<std::string, double RankRecord::*>>{
+           {"init_time", &RankRecord::init_seconds},
+           {"init_time_construct", &RankRecord::construct_seconds},
+           {"time_to_first_step", &RankRecord::time_to_first_step}}) {
+    auto v = per_rank([f = field](const RankRecord& r) { return r.*f; });
+    out.push_back({name, "s", "lower", "sampled", {Max(v)}, v});
+  }
+  int64_t total = 0, trainable = 0;
+  for (const auto& p : params) {
+    total += p.slot->numel();
+    if (p.slot->requires_grad()) trainable += p.slot->numel();
+  }
+  out.push_back({"params_total", "count", "lower", "exact", {static_cast<double>(total)}, {}});
+  out.push_back({"params_trainable", "count", "lower", "exact", {static_cast<double>(trainable)}, {}});
+  out.push_back(Exact("param_bytes", "bytes", per_rank([](const RankRecord& r) { return r.param_bytes; })));
+  out.push_back(Exact("grad_bytes", "bytes", per_rank([](const RankRecord& r) { return r.grad_bytes; })));
+  out.push_back(Exact("optim_state_bytes", "bytes", per_rank([](const RankRecord& r) { return r.optim_state_bytes; })));
+  out.push_back(Exact("checkpoint_bytes_read", "bytes", per_rank([](const RankRecord& r) { return r.checkpoint_bytes_read; })));
+  {
+    auto v = per_rank([](const RankRecord& r) { return r.rss_peak_bytes; });
+    out.push_back({"host_rss_peak", "bytes", "lower", "sampled", {Max(v)}, v});
+  }
+  if (!ranks[0].comm_counts.empty()) {
+    for (size_t c = 0; c < kCollectives; ++c) {
+      const std::string name = comm::CollectiveName(static_cast<comm::Collective>(c));
+      auto counts = per_rank([c](const RankRecord& r) { return r.comm_counts[c]; });
+      if (Max(counts) == 0) continue;
+      out.push_back(Exact("comm_" + name + "_count", "count", counts));
+      out.push_back(Exact("comm_" + name + "_bytes", "bytes", per_rank([c](const RankRecord& r) { return r.comm_bytes[c]; })));
+      auto secs = per_rank([c](const RankRecord& r) { return r.comm_seconds[c]; });
+      out.push_back({"comm_" + name + "_time", "s", "lower", "sampled", {Max(secs)}, secs});
+    }
+  }
+  return out;
+}
+
+std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks) {
+  std::vector<RankMemory> out;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    RankMemory m;
+    m.rank = static_cast<int>(i);
+    // The reference engine holds every parameter unsharded on every rank.
+    m.categories = {{"params_unsharded", static_cast<int64_t>(ranks[i].param_bytes)},
+                    {"grads", static_cast<int64_t>(ranks[i].grad_bytes)},
+                    {"optim_state", static_cast<int64_t>(ranks[i].optim_state_bytes)}};
+    m.host_rss_peak = static_cast<int64_t>(ranks[i].rss_peak_bytes);
+    out.push_back(m);
+  }
+  return out;
+}
+
+nlohmann::json YamlToJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json j = nlohmann::json::object();
+      for (const auto& kv : node) j[kv.first.as<std::string>()] = YamlToJson(kv.second);
+      return j;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& item : node) j.push_back(YamlToJson(item));
+      return j;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string s = node.Scalar();
+      if (s == "true" || s == "false") return s == "true";
+      try {
+        size_t used = 0;
+        long long i = std::stoll(s, &used);
+        if (used == s.size()) return i;
+        double d = std::stod(s, &used);
+        if (used == s.size()) return d;
+      } catch (const std::exception&) {
+      }
+      return s;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace shardbench

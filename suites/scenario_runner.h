@@ -1,0 +1,32 @@
+// Runs one scenario instance as one rank of its job: the recipe a reader follows top to
+// bottom (connect, build model, optimizer, train with timers, gather, check). Rank 0 returns
+// the RunResult; other ranks return nothing.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "engine/comm/rendezvous.h"
+#include "reporters/run_result.h"
+#include "scenarios/scenario.h"
+
+namespace shardbench {
+
+struct StepProgress {
+  int64_t step = 0, total = 0;
+  bool warmup = false;
+  double loss = 0, tokens_per_s = 0;
+  int64_t rss_bytes = 0;
+};
+
+struct RunnerOptions {
+  std::string run_id;
+  // Called on rank 0 after every step (progress line).
+  std::function<void(const StepProgress&)> on_step;
+};
+
+std::optional<RunResult> RunScenarioRank(const Scenario& scenario, const comm::RankEnv& env,
+                                         const RunnerOptions& options);
+
+}  // namespace shardbench
