@@ -158,4 +158,27 @@ LlamaConfig LoadHfLlamaConfig(const std::string& path) {
   return c;
 }
 
+void WriteHfLlamaConfig(const LlamaConfig& c, const std::string& path) {
+  nlohmann::json j = {{"architectures", {"LlamaForCausalLM"}},
+                      {"model_type", "llama"},
+                      {"vocab_size", c.vocab_size},
+                      {"hidden_size", c.hidden_size},
+                      {"intermediate_size", c.intermediate_size},
+                      {"num_hidden_layers", c.num_hidden_layers},
+                      {"num_attention_heads", c.num_attention_heads},
+                      {"num_key_value_heads", c.num_key_value_heads},
+                      {"max_position_embeddings", c.max_position_embeddings},
+                      {"rms_norm_eps", c.rms_norm_eps},
+                      {"rope_theta", c.rope_theta},
+                      {"initializer_range", c.initializer_range},
+                      {"tie_word_embeddings", c.tie_word_embeddings},
+                      {"hidden_act", "silu"},
+                      {"attention_bias", false},
+                      {"mlp_bias", false},
+                      {"torch_dtype", "float32"}};
+  std::ofstream out(path, std::ios::trunc);
+  out << j.dump(2) << "\n";
+  if (!out) throw InputError(path + ": cannot write config.json");
+}
+
 }  // namespace shardbench::model

@@ -36,5 +36,7 @@ std::vector<std::string> NamedLlamaConfigs();
 // Reads a Hugging Face config.json (model_type llama). Unknown keys are ignored, as
 // transformers does; missing required keys and non-Llama models are InputErrors.
 LlamaConfig LoadHfLlamaConfig(const std::string& config_json_path);
+// Writes config.json as transformers would read it back (architectures, model_type llama).
+void WriteHfLlamaConfig(const LlamaConfig& config, const std::string& config_json_path);
 
 }  // namespace shardbench::model
