@@ -11,6 +11,7 @@
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/param_groups.h"
 #include "engine/train/data_parallel.h"
+#include "engine/train/trainer.h"
 #include "reporters/provenance.h"
 #include "scenarios/scenario_parser.h"
 #include "suites/rank_record.h"
@@ -58,7 +59,8 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
 
   // 3. Optimizer over the trainable parameters, in recipe-style groups.
   optim::AdamW optimizer(optim::MakeParamGroups(*llama, s.train.lr, s.train.weight_decay, s.train.no_decay_on_norms));
-  train::DataParallelTrainer trainer(*llama, optimizer, comm.get());
+  train::AllReduceGradients all_reduce(*llama, comm.get());
+  train::Trainer trainer(*llama, optimizer, comm.get(), &all_reduce);
   std::vector<std::pair<std::string, std::pair<double, double>>> before;
   for (auto& p : llama->named_parameters()) before.push_back({p.name, Fingerprint(*p.slot)});
   const double init_s = Since(t_start);

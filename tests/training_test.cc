@@ -10,7 +10,7 @@
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/adamw.h"
 #include "engine/optim/param_groups.h"
-#include "engine/train/data_parallel.h"
+#include "engine/train/trainer.h"
 #include "tests/multi_rank.h"
 
 namespace shardbench {
@@ -47,7 +47,7 @@ TEST(AdamW, NoDecayGroupHoldsNorms) {
 TEST(ReferenceTraining, LossDropsOnSyntheticTask) {
   auto m = model::BuildInitializedLlama(model::NamedLlamaConfig("tiny"), {}, 1, at::TensorOptions());
   optim::AdamW opt(optim::MakeParamGroups(*m, 1e-2, 0.0, true));
-  train::DataParallelTrainer trainer(*m, opt, nullptr);
+  train::Trainer trainer(*m, opt, nullptr, nullptr);
   model::SyntheticData data(1, 256, 32);
   std::vector<double> losses;
   for (int step = 0; step < 15; ++step) losses.push_back(trainer.step(data.batch(step, 0, 8)).loss);

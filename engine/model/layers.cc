@@ -39,9 +39,11 @@ void Linear::add_lora(int64_t r, double alpha) {
 }
 
 at::Tensor Linear::forward(const at::Tensor& x) const {
-  at::Tensor y = at::linear(x, weight);
-  if (lora_A) y = y + lora_B->forward(lora_A->forward(x)) * lora_scaling;
-  return y;
+  return hooked([&] {
+    at::Tensor y = at::linear(x, weight);
+    if (lora_A) y = y + lora_B->forward(lora_A->forward(x)) * lora_scaling;
+    return y;
+  });
 }
 
 void Linear::reset_parameters(const std::string& name, uint64_t seed) {
@@ -70,7 +72,9 @@ Embedding::Embedding(int64_t n, int64_t dim, const at::TensorOptions& options, d
   register_parameter("weight", &weight);
 }
 
-at::Tensor Embedding::forward(const at::Tensor& ids) const { return at::embedding(weight, ids); }
+at::Tensor Embedding::forward(const at::Tensor& ids) const {
+  return hooked([&] { return at::embedding(weight, ids); });
+}
 
 void Embedding::reset_parameters(const std::string& name, uint64_t seed) {
   if (weight.is_meta()) return;
@@ -86,10 +90,12 @@ RMSNorm::RMSNorm(int64_t dim, double eps, const at::TensorOptions& options) : ep
 }
 
 at::Tensor RMSNorm::forward(const at::Tensor& x) const {
-  at::Tensor h = x.to(at::kFloat);
-  at::Tensor var = h.pow(2).mean(-1, /*keepdim=*/true);
-  h = h * at::rsqrt(var + eps_);
-  return weight * h.to(x.scalar_type());
+  return hooked([&] {
+    at::Tensor h = x.to(at::kFloat);
+    at::Tensor var = h.pow(2).mean(-1, /*keepdim=*/true);
+    h = h * at::rsqrt(var + eps_);
+    return weight * h.to(x.scalar_type());
+  });
 }
 
 void RMSNorm::reset_parameters(const std::string&, uint64_t) {

@@ -49,19 +49,21 @@ LlamaAttention::LlamaAttention(const LlamaConfig& c, const at::TensorOptions& o)
 }
 
 at::Tensor LlamaAttention::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
-  const int64_t B = x.size(0), T = x.size(1);
-  at::Tensor q = q_proj.forward(x).view({B, T, heads_, head_dim_}).transpose(1, 2);
-  at::Tensor k = k_proj.forward(x).view({B, T, kv_heads_, head_dim_}).transpose(1, 2);
-  at::Tensor v = v_proj.forward(x).view({B, T, kv_heads_, head_dim_}).transpose(1, 2);
-  q = ApplyRotary(q, cos, sin);
-  k = ApplyRotary(k, cos, sin);
-  if (kv_heads_ != heads_) {  // grouped-query attention: HF's repeat_kv
-    k = k.repeat_interleave(heads_ / kv_heads_, 1);
-    v = v.repeat_interleave(heads_ / kv_heads_, 1);
-  }
-  at::Tensor attn = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
-                                                     /*is_causal=*/true);
-  return o_proj.forward(attn.transpose(1, 2).reshape({B, T, heads_ * head_dim_}));
+  return hooked([&] {
+    const int64_t B = x.size(0), T = x.size(1);
+    at::Tensor q = q_proj.forward(x).view({B, T, heads_, head_dim_}).transpose(1, 2);
+    at::Tensor k = k_proj.forward(x).view({B, T, kv_heads_, head_dim_}).transpose(1, 2);
+    at::Tensor v = v_proj.forward(x).view({B, T, kv_heads_, head_dim_}).transpose(1, 2);
+    q = ApplyRotary(q, cos, sin);
+    k = ApplyRotary(k, cos, sin);
+    if (kv_heads_ != heads_) {  // grouped-query attention: HF's repeat_kv
+      k = k.repeat_interleave(heads_ / kv_heads_, 1);
+      v = v.repeat_interleave(heads_ / kv_heads_, 1);
+    }
+    at::Tensor attn = at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, /*dropout_p=*/0.0,
+                                                       /*is_causal=*/true);
+    return o_proj.forward(attn.transpose(1, 2).reshape({B, T, heads_ * head_dim_}));
+  });
 }
 
 LlamaMLP::LlamaMLP(const LlamaConfig& c, const at::TensorOptions& o)
@@ -74,7 +76,7 @@ LlamaMLP::LlamaMLP(const LlamaConfig& c, const at::TensorOptions& o)
 }
 
 at::Tensor LlamaMLP::forward(const at::Tensor& x) const {
-  return down_proj.forward(at::silu(gate_proj.forward(x)) * up_proj.forward(x));
+  return hooked([&] { return down_proj.forward(at::silu(gate_proj.forward(x)) * up_proj.forward(x)); });
 }
 
 LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig& c, const at::TensorOptions& o)
@@ -89,8 +91,10 @@ LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig& c, const at::TensorOptio
 }
 
 at::Tensor LlamaDecoderLayer::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
-  at::Tensor h = x + self_attn.forward(input_layernorm.forward(x), cos, sin);
-  return h + mlp.forward(post_attention_layernorm.forward(h));
+  return hooked([&] {
+    at::Tensor h = x + self_attn.forward(input_layernorm.forward(x), cos, sin);
+    return h + mlp.forward(post_attention_layernorm.forward(h));
+  });
 }
 
 LlamaModel::LlamaModel(const LlamaConfig& c, const at::TensorOptions& o)
@@ -139,10 +143,12 @@ std::vector<LlamaDecoderLayer*> LlamaForCausalLM::decoder_layers() const {
 }
 
 at::Tensor LlamaForCausalLM::forward(const at::Tensor& input_ids) const {
-  at::Tensor h = model.embed_tokens.forward(input_ids);
-  auto [cos, sin] = model.rotary_emb.forward(input_ids.size(1), h.scalar_type());
-  for (const auto& layer : model.layers) h = layer->forward(h, cos, sin);
-  return lm_head.forward(model.norm.forward(h));
+  return hooked([&] {
+    at::Tensor h = model.embed_tokens.forward(input_ids);
+    auto [cos, sin] = model.rotary_emb.forward(input_ids.size(1), h.scalar_type());
+    for (const auto& layer : model.layers) h = layer->forward(h, cos, sin);
+    return lm_head.forward(model.norm.forward(h));
+  });
 }
 
 at::Tensor LlamaForCausalLM::loss(const at::Tensor& input_ids, const at::Tensor& labels) const {

@@ -13,6 +13,18 @@
 
 namespace shardbench::model {
 
+class Module;
+
+// Hooks a sharding engine installs on the modules it wraps: unshard before the module's
+// forward, reshard after it, and attach backward hooks to its output (FSDP's pre/post-forward).
+class ForwardHooks {
+ public:
+  virtual ~ForwardHooks() = default;
+  virtual void pre_forward(Module& module) = 0;
+  // Returns the output (possibly the same tensor with hooks registered on it).
+  virtual at::Tensor post_forward(Module& module, at::Tensor output) = 0;
+};
+
 struct NamedTensor {
   std::string name;   // fully qualified: "model.layers.0.self_attn.q_proj.weight"
   at::Tensor* slot;   // the member that holds it
@@ -40,15 +52,30 @@ class Module {
 
   virtual std::string type_name() const = 0;
 
+  // Installed by an engine; null when the module is not a unit of its own.
+  void set_forward_hooks(ForwardHooks* hooks) { hooks_ = hooks; }
+  ForwardHooks* forward_hooks() const { return hooks_; }
+
  protected:
   void register_parameter(std::string name, at::Tensor* slot) { params_.emplace_back(std::move(name), slot); }
   void register_buffer(std::string name, at::Tensor* slot) { buffers_.emplace_back(std::move(name), slot); }
   void register_module(std::string name, Module* child) { children_.emplace_back(std::move(name), child); }
 
+  // Runs `body` (the module's own forward) between its hooks, if any. Modules that can be
+  // units call their forward through this.
+  template <typename Body>
+  at::Tensor hooked(Body&& body) const {
+    if (!hooks_) return body();
+    Module& self = const_cast<Module&>(*this);
+    hooks_->pre_forward(self);
+    return hooks_->post_forward(self, body());
+  }
+
  private:
   std::vector<std::pair<std::string, at::Tensor*>> params_;
   std::vector<std::pair<std::string, at::Tensor*>> buffers_;
   std::vector<std::pair<std::string, Module*>> children_;
+  ForwardHooks* hooks_ = nullptr;
 };
 
 // Parameters in a module tree that require grad / do not.

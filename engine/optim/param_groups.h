@@ -1,5 +1,6 @@
-// Parameter groups the way fine-tuning recipes build them: weight decay on matrices, none on
-// norms (1-D tensors) when asked. Only trainable parameters are included.
+// Parameter groups the way fine-tuning recipes build them: weight decay on weights, none on
+// norms and biases when asked. Norms are recognised by name (HF's "...norm.weight"), not by
+// shape, because a sharded parameter is 1-D whatever it was. Only trainable tensors count.
 #pragma once
 
 #include "engine/model/module.h"
@@ -7,7 +8,13 @@
 
 namespace shardbench::optim {
 
-std::vector<ParamGroup> MakeParamGroups(model::Module& model, double lr, double weight_decay,
-                                        bool no_decay_on_norms);
+bool IsNormOrBias(const std::string& name);
+
+std::vector<ParamGroup> MakeParamGroups(const std::vector<model::NamedTensor>& params, double lr,
+                                        double weight_decay, bool no_decay_on_norms);
+inline std::vector<ParamGroup> MakeParamGroups(model::Module& model, double lr, double weight_decay,
+                                               bool no_decay_on_norms) {
+  return MakeParamGroups(model.named_parameters(), lr, weight_decay, no_decay_on_norms);
+}
 
 }  // namespace shardbench::optim

@@ -1,0 +1,238 @@
+#include "engine/shard/flat_param_unit.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "engine/common/error.h"
+#include "engine/shard/storage.h"
+
+namespace shardbench::shard {
+namespace {
+
+// An alias of `t`'s memory with its own TensorImpl: writing through it neither records
+// autograd history nor bumps the version counter that tensors saved for backward check
+// (the re-gathered data is the same data they saved).
+at::Tensor RawAlias(const at::Tensor& t) {
+  return at::from_blob(t.data_ptr(), t.sizes(), t.strides(), t.options().requires_grad(false));
+}
+
+// Forward: all-gather the shard into a new full buffer. Backward: reduce-scatter the full
+// buffer's gradient into a shard gradient (the leaf's AccumulateGrad adds it up).
+struct UnshardFunction : public torch::autograd::Function<UnshardFunction> {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& shard, int64_t unit) {
+    ctx->saved_data["unit"] = unit;
+    return reinterpret_cast<FlatParamUnit*>(unit)->gather_new_full();
+  }
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    auto* unit = reinterpret_cast<FlatParamUnit*>(ctx->saved_data["unit"].toInt());
+    at::Tensor shard_grad = unit->reduce_scatter_grad(grads[0]);
+    unit->after_backward_reduce();
+    return {shard_grad, at::Tensor()};
+  }
+};
+
+std::string Examples(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size() && i < 3; ++i) s += (i ? ", " : "") + names[i];
+  if (names.size() > 3) s += ", ...";
+  return std::to_string(names.size()) + " (" + s + ")";
+}
+
+}  // namespace
+
+FlatParamUnit::FlatParamUnit(UnitPlan plan, comm::Communicator* comm, FlatUnitOptions options)
+    : path_(std::move(plan.path)), module_(plan.module), comm_(comm), options_(options) {
+  const std::string unit_name = path_.empty() ? "<root>" : path_;
+  std::vector<std::string> frozen, trainable;
+  for (const auto& p : plan.params) {
+    const at::Tensor& t = *p.slot;
+    const at::Tensor& first = *plan.params.front().slot;
+    if (t.scalar_type() != first.scalar_type() || t.device() != first.device()) {
+      throw InputError("unit '" + unit_name + "': cannot flatten '" + plan.params.front().name + "' (" +
+                       std::string(c10::toString(first.scalar_type())) + ", " + first.device().str() + ") with '" +
+                       p.name + "' (" + std::string(c10::toString(t.scalar_type())) + ", " + t.device().str() +
+                       "): a flat parameter holds one dtype on one device");
+    }
+    (t.requires_grad() ? trainable : frozen).push_back(p.name);
+  }
+  if (!options_.use_orig_params && !frozen.empty() && !trainable.empty()) {
+    throw InputError("Must flatten tensors with uniform requires_grad when use_orig_params=False (unit '" + unit_name +
+                     "': frozen " + Examples(frozen) + "; trainable " + Examples(trainable) +
+                     "). Use use_orig_params=true or a wrap policy that puts trainable params in their own units "
+                     "(lora_separate).");
+  }
+  requires_grad_ = !trainable.empty();
+
+  // Layout: with use_orig_params every param starts 16-byte aligned (as FSDP does), so the
+  // alignment padding is part of the flat numel and of the gradient.
+  const at::TensorOptions opts = plan.params.empty() ? at::TensorOptions().dtype(at::kFloat)
+                                                     : plan.params.front().slot->options().requires_grad(false);
+  const int64_t elem = static_cast<int64_t>(c10::elementSize(c10::typeMetaToScalarType(opts.dtype())));
+  const int64_t align = options_.use_orig_params ? std::max<int64_t>(1, 16 / elem) : 1;
+  int64_t offset = 0;
+  for (const auto& p : plan.params) {
+    offset = (offset + align - 1) / align * align;
+    FlatParamSlot s;
+    s.name = p.name;
+    s.slot = p.slot;
+    s.orig = *p.slot;
+    s.shape = p.slot->sizes().vec();
+    s.numel = p.slot->numel();
+    s.offset = offset;
+    s.requires_grad = p.slot->requires_grad();
+    params_.push_back(s);
+    offset += s.numel;
+  }
+  unpadded_numel_ = offset;
+  shard_numel_ = (offset + world_size() - 1) / world_size();
+
+  // Flatten (every rank holds the fully materialised model here) and keep this rank's chunk.
+  c10::NoGradGuard no_grad;
+  at::Tensor full = at::zeros({padded_numel()}, opts);
+  for (const auto& p : params_) full.narrow(0, p.offset, p.numel).copy_(p.slot->detach().reshape({-1}));
+  flat_shard_ = full.narrow(0, rank() * shard_numel_, shard_numel_).clone().requires_grad_(requires_grad_);
+  use_sharded_views();
+}
+
+std::string FlatParamUnit::flat_param_name() const {
+  return path_.empty() ? "_flat_param" : path_ + "._flat_param";
+}
+
+void FlatParamUnit::use_sharded_views() {
+  const int64_t begin = rank() * shard_numel_, end = begin + shard_numel_;
+  for (auto& p : params_) {
+    if (!options_.use_orig_params) {
+      // The originals are no longer the module's parameters (PyTorch deletes them); an
+      // optimizer that still holds them never sees a gradient.
+      *p.slot = at::empty({0}, flat_shard_.options().requires_grad(false));
+      continue;
+    }
+    const int64_t lo = std::max(begin, p.offset), hi = std::min(end, p.offset + p.numel);
+    at::Tensor view = flat_shard_.detach().narrow(0, hi > lo ? lo - begin : 0, std::max<int64_t>(0, hi - lo));
+    p.orig.set_data(view);
+    *p.slot = p.orig;
+  }
+}
+
+void FlatParamUnit::use_unsharded_views() {
+  for (auto& p : params_) *p.slot = full_.narrow(0, p.offset, p.numel).view(p.shape);
+}
+
+void FlatParamUnit::gather_into(const at::Tensor& full) const {
+  c10::NoGradGuard no_grad;
+  at::Tensor dst = RawAlias(full);
+  if (world_size() > 1) {
+    comm_->all_gather(dst, flat_shard_.detach());
+  } else {
+    dst.copy_(flat_shard_.detach());
+  }
+}
+
+at::Tensor FlatParamUnit::gather_new_full() {
+  at::Tensor full = at::empty({padded_numel()}, flat_shard_.options().requires_grad(false));
+  gather_into(full);
+  return full;
+}
+
+void FlatParamUnit::unshard_for_forward() {
+  if (unsharded_ || params_.empty()) return;
+  if (options_.use_orig_params && requires_grad_) {
+    // Like FSDP: if the user cleared every original grad (zero_grad), the shard grad goes too.
+    bool any_grad = false;
+    for (const auto& p : params_) any_grad |= p.requires_grad && p.orig.grad().defined();
+    if (!any_grad && flat_shard_.grad().defined()) flat_shard_.mutable_grad() = at::Tensor();
+  }
+  full_ = UnshardFunction::apply(flat_shard_, reinterpret_cast<int64_t>(this));
+  unsharded_ = true;
+  needs_backward_unshard_ = false;
+  use_unsharded_views();
+}
+
+at::Tensor FlatParamUnit::post_forward(at::Tensor output) {
+  if (params_.empty()) return output;
+  const bool backward_comes = output.requires_grad();
+  if (options_.reshard_after_forward && !options_.is_root) {
+    if (backward_comes) {
+      FreeStorage(full_);  // tensors saved for backward keep the (now empty) storage
+      unsharded_ = false;
+      needs_backward_unshard_ = true;
+      use_sharded_views();
+    } else {
+      reshard();
+    }
+  }
+  if (backward_comes) output.register_hook([this](const at::TensorBase&) { unshard_for_backward(); });
+  return output;
+}
+
+void FlatParamUnit::unshard_for_backward() {
+  if (!needs_backward_unshard_) return;
+  AllocStorage(full_, static_cast<size_t>(padded_numel()) * full_.element_size());
+  gather_into(full_);
+  needs_backward_unshard_ = false;
+  unsharded_ = true;
+}
+
+at::Tensor FlatParamUnit::reduce_scatter_grad(const at::Tensor& full_grad) {
+  c10::NoGradGuard no_grad;
+  at::Tensor g = full_grad.contiguous();
+  if (world_size() == 1) return g.clone();
+  at::Tensor shard_grad = at::empty({shard_numel_}, g.options());
+  comm_->reduce_scatter(shard_grad, g);
+  return shard_grad.div_(world_size());
+}
+
+void FlatParamUnit::after_backward_reduce() {
+  if (full_.defined()) FreeStorage(full_);
+  full_ = at::Tensor();
+  unsharded_ = false;
+  needs_backward_unshard_ = false;
+  use_sharded_views();
+}
+
+void FlatParamUnit::reshard() {
+  if (!unsharded_ && !needs_backward_unshard_) return;
+  after_backward_reduce();
+}
+
+void FlatParamUnit::finish_backward() {
+  reshard();
+  if (!options_.use_orig_params || !flat_shard_.grad().defined()) return;
+  const at::Tensor g = flat_shard_.grad();
+  const int64_t begin = rank() * shard_numel_, end = begin + shard_numel_;
+  for (auto& p : params_) {
+    if (!p.requires_grad) continue;
+    const int64_t lo = std::max(begin, p.offset), hi = std::min(end, p.offset + p.numel);
+    p.orig.mutable_grad() = g.narrow(0, hi > lo ? lo - begin : 0, std::max<int64_t>(0, hi - lo));
+  }
+}
+
+void FlatParamUnit::zero_grad() {
+  if (flat_shard_.defined() && flat_shard_.grad().defined()) flat_shard_.mutable_grad() = at::Tensor();
+  if (options_.use_orig_params) {
+    for (auto& p : params_) {
+      if (p.orig.grad().defined()) p.orig.mutable_grad() = at::Tensor();
+    }
+  }
+}
+
+std::vector<std::pair<std::string, at::Tensor>> FlatParamUnit::gather_full_params() const {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  if (params_.empty()) return out;
+  at::Tensor full = at::empty({padded_numel()}, flat_shard_.options().requires_grad(false));
+  gather_into(full);
+  for (const auto& p : params_) out.push_back({p.name, full.narrow(0, p.offset, p.numel).view(p.shape).clone()});
+  return out;
+}
+
+int64_t FlatParamUnit::unsharded_param_bytes() const {
+  return full_.defined() && StorageAllocated(full_) ? static_cast<int64_t>(full_.storage().nbytes()) : 0;
+}
+
+int64_t FlatParamUnit::sharded_grad_bytes() const {
+  return flat_shard_.defined() && flat_shard_.grad().defined() ? flat_shard_.grad().nbytes() : 0;
+}
+
+}  // namespace shardbench::shard

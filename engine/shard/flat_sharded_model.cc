@@ -1,0 +1,66 @@
+#include "engine/shard/flat_sharded_model.h"
+
+namespace shardbench::shard {
+
+FlatShardedModel::FlatShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
+                                   FlatShardingOptions options)
+    : model_(model), options_(options) {
+  for (auto& plan : PlanUnits(model, options.policy)) {
+    FlatUnitOptions unit_options;
+    unit_options.use_orig_params = options.use_orig_params;
+    unit_options.reshard_after_forward = options.reshard_after_forward;
+    unit_options.is_root = plan.module == &model;
+    units_.push_back(std::make_unique<FlatParamUnit>(std::move(plan), comm, unit_options));
+    by_module_[&units_.back()->module()] = units_.back().get();
+    units_.back()->module().set_forward_hooks(this);
+  }
+}
+
+FlatShardedModel::~FlatShardedModel() {
+  for (auto& u : units_) u->module().set_forward_hooks(nullptr);
+}
+
+std::vector<model::NamedTensor> FlatShardedModel::named_parameters() {
+  if (options_.use_orig_params) return model_.named_parameters();
+  std::vector<model::NamedTensor> out;
+  for (auto& u : units_) {
+    if (!u->params().empty()) out.push_back({u->flat_param_name(), const_cast<at::Tensor*>(&u->flat_shard())});
+  }
+  return out;
+}
+
+void FlatShardedModel::pre_forward(model::Module& module) { by_module_.at(&module)->unshard_for_forward(); }
+
+at::Tensor FlatShardedModel::post_forward(model::Module& module, at::Tensor output) {
+  return by_module_.at(&module)->post_forward(std::move(output));
+}
+
+void FlatShardedModel::zero_grad() {
+  for (auto& u : units_) u->zero_grad();
+}
+
+void FlatShardedModel::after_backward() {
+  for (auto& u : units_) u->finish_backward();
+}
+
+std::vector<std::pair<std::string, at::Tensor>> FlatShardedModel::gather_full_params() {
+  std::map<std::string, at::Tensor> by_name;
+  for (auto& u : units_) {
+    for (auto& [name, t] : u->gather_full_params()) by_name[name] = t;
+  }
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (auto& p : model_.named_parameters()) out.push_back({p.name, by_name.at(p.name)});
+  return out;
+}
+
+ShardBytes FlatShardedModel::bytes() const {
+  ShardBytes b;
+  for (const auto& u : units_) {
+    b.params_sharded += u->sharded_param_bytes();
+    b.params_unsharded += u->unsharded_param_bytes();
+    b.grads_sharded += u->sharded_grad_bytes();
+  }
+  return b;
+}
+
+}  // namespace shardbench::shard

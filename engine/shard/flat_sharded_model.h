@@ -1,0 +1,58 @@
+// FSDP1 over a whole model: applies a wrap policy, builds one FlatParamUnit per unit, and
+// installs the forward hooks that unshard/reshard them. Implements GradientSync: after
+// backward it finishes every unit (nothing left unsharded; original params' grads published).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "engine/comm/communicator.h"
+#include "engine/shard/flat_param_unit.h"
+#include "engine/shard/wrap_policy.h"
+#include "engine/train/gradient_sync.h"
+
+namespace shardbench::shard {
+
+struct FlatShardingOptions {
+  WrapPolicy policy;
+  bool use_orig_params = true;
+  bool reshard_after_forward = true;
+};
+
+// Bytes this rank holds, exact (DESIGN.md memory categories).
+struct ShardBytes {
+  int64_t params_sharded = 0;
+  int64_t params_unsharded = 0;  // full buffers allocated right now
+  int64_t grads_sharded = 0;
+};
+
+class FlatShardedModel : public model::ForwardHooks, public train::GradientSync {
+ public:
+  // The model must be fully materialised on its device. `comm` may be null (one rank).
+  FlatShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm, FlatShardingOptions options);
+  ~FlatShardedModel() override;
+
+  // What the wrapped model exposes as parameters: original names and objects
+  // (use_orig_params=true; 1-D shard views outside forward) or one "<unit>._flat_param" per
+  // unit. Build optimizers from this after wrapping.
+  std::vector<model::NamedTensor> named_parameters();
+
+  void pre_forward(model::Module& module) override;
+  at::Tensor post_forward(model::Module& module, at::Tensor output) override;
+  void zero_grad() override;
+  void after_backward() override;
+
+  // Collective: full parameters with original names, in the model's order.
+  std::vector<std::pair<std::string, at::Tensor>> gather_full_params();
+  ShardBytes bytes() const;
+  const std::vector<std::unique_ptr<FlatParamUnit>>& units() const { return units_; }
+
+ private:
+  model::LlamaForCausalLM& model_;
+  FlatShardingOptions options_;
+  std::vector<std::unique_ptr<FlatParamUnit>> units_;
+  std::map<model::Module*, FlatParamUnit*> by_module_;
+};
+
+}  // namespace shardbench::shard

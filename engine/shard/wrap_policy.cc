@@ -1,0 +1,86 @@
+#include "engine/shard/wrap_policy.h"
+
+#include <set>
+
+#include "engine/common/error.h"
+
+namespace shardbench::shard {
+namespace {
+
+bool IsLoraAdapter(const std::string& path) {
+  const auto dot = path.rfind('.');
+  const std::string leaf = dot == std::string::npos ? path : path.substr(dot + 1);
+  return leaf == "lora_A" || leaf == "lora_B";
+}
+
+// Post-order walk: returns the params under `module` not yet claimed by a unit.
+std::vector<model::NamedTensor> Visit(model::Module& module, const std::string& path, bool is_root,
+                                      const WrapPolicy& policy, std::vector<UnitPlan>& units) {
+  std::vector<model::NamedTensor> unclaimed;
+  for (auto& [name, child] : module.children()) {
+    auto sub = Visit(*child, path.empty() ? name : path + "." + name, false, policy, units);
+    unclaimed.insert(unclaimed.end(), sub.begin(), sub.end());
+  }
+  // The module's own parameters: everything named_parameters lists minus its children's.
+  std::set<std::string> from_children;
+  for (auto& [name, child] : module.children()) {
+    for (auto& p : child->named_parameters(path.empty() ? name : path + "." + name)) from_children.insert(p.name);
+  }
+  std::vector<model::NamedTensor> own;
+  for (auto& p : module.named_parameters(path)) {
+    if (!from_children.count(p.name)) own.push_back(p);
+  }
+  own.insert(own.end(), unclaimed.begin(), unclaimed.end());
+
+  bool wrap = is_root;
+  switch (policy.kind) {
+    case WrapPolicyKind::kTransformerBlock:
+      wrap |= module.type_name() == "LlamaDecoderLayer";
+      break;
+    case WrapPolicyKind::kLoraSeparate:
+      wrap |= module.type_name() == "LlamaDecoderLayer" || IsLoraAdapter(path);
+      break;
+    case WrapPolicyKind::kSize: {
+      int64_t n = 0;
+      for (auto& p : own) n += p.slot->numel();
+      wrap |= n >= policy.min_params;
+      break;
+    }
+    case WrapPolicyKind::kNone:
+      break;
+  }
+  if (!wrap) return own;
+  if (!own.empty() || is_root) units.push_back({path, &module, own});
+  return {};
+}
+
+}  // namespace
+
+WrapPolicy ParseWrapPolicy(const std::string& name, int64_t min_params) {
+  WrapPolicy p;
+  p.min_params = min_params;
+  if (name == "transformer_block") p.kind = WrapPolicyKind::kTransformerBlock;
+  else if (name == "lora_separate") p.kind = WrapPolicyKind::kLoraSeparate;
+  else if (name == "size") p.kind = WrapPolicyKind::kSize;
+  else if (name == "none") p.kind = WrapPolicyKind::kNone;
+  else throw InputError("wrap policy '" + name + "': expected one of transformer_block, lora_separate, size, none");
+  return p;
+}
+
+std::string WrapPolicyName(const WrapPolicy& p) {
+  switch (p.kind) {
+    case WrapPolicyKind::kTransformerBlock: return "transformer_block";
+    case WrapPolicyKind::kLoraSeparate: return "lora_separate";
+    case WrapPolicyKind::kSize: return "size";
+    case WrapPolicyKind::kNone: return "none";
+  }
+  return "?";
+}
+
+std::vector<UnitPlan> PlanUnits(model::LlamaForCausalLM& model, const WrapPolicy& policy) {
+  std::vector<UnitPlan> units;
+  Visit(model, "", /*is_root=*/true, policy, units);
+  return units;
+}
+
+}  // namespace shardbench::shard

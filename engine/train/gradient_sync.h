@@ -1,0 +1,16 @@
+// What an engine does to gradients between backward and the optimizer step: all-reduce them
+// (the unsharded data-parallel reference) or reduce-scatter them into shards (FSDP engines).
+#pragma once
+
+namespace shardbench::train {
+
+class GradientSync {
+ public:
+  virtual ~GradientSync() = default;
+  // Before a step's forward: drop gradients the engine holds beyond the optimizer's params.
+  virtual void zero_grad() {}
+  // After loss.backward(): gradients are ready for the optimizer when this returns.
+  virtual void after_backward() = 0;
+};
+
+}  // namespace shardbench::train

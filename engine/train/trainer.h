@@ -1,0 +1,34 @@
+// One training step, in order: zero grads, forward + loss, backward, the engine's gradient
+// sync, optimizer step. The global loss (mean over ranks) is what parity checks compare.
+#pragma once
+
+#include "engine/comm/communicator.h"
+#include "engine/model/llama.h"
+#include "engine/model/synthetic_data.h"
+#include "engine/optim/adamw.h"
+#include "engine/train/gradient_sync.h"
+
+namespace shardbench::train {
+
+struct StepTimes {
+  double loss = 0.0;  // mean over all ranks' tokens (global loss)
+  double seconds = 0.0;
+  double forward_backward = 0.0;  // includes the communication an engine does inside backward
+  double grad_sync = 0.0;         // after backward (all-reduce; finishing reduce-scatters)
+  double optimizer = 0.0;
+};
+
+class Trainer {
+ public:
+  // `comm` may be null (single process); `sync` may be null (nothing to synchronise).
+  Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::Communicator* comm, GradientSync* sync);
+  StepTimes step(const model::Batch& local_batch);
+
+ private:
+  model::LlamaForCausalLM& model_;
+  optim::AdamW& optimizer_;
+  comm::Communicator* comm_;
+  GradientSync* sync_;
+};
+
+}  // namespace shardbench::train

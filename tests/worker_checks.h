@@ -1,0 +1,26 @@
+// Checks shared by the rank-worker commands: each records a mismatch and the command exits 1.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <string>
+
+namespace shardbench::worker {
+
+void Expect(bool ok, const std::string& what);
+void ExpectEqual(const at::Tensor& got, const at::Tensor& want, const std::string& what);
+int ExitCode();  // 0 if nothing mismatched, else 1
+std::chrono::milliseconds TimeoutFromEnv(int default_ms);
+
+// Commands (tests/worker_*.cc).
+int Collectives();
+int StallOnRank1();
+int DieOnRank1();
+int JoinOnly();
+int DataParallelParity(bool lora);
+int FlatParity(const std::string& policy);
+int FlatOptimizerBeforeWrap(bool use_orig_params);
+int FlatGradBytes(const std::string& policy);
+
+}  // namespace shardbench::worker

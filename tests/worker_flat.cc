@@ -1,0 +1,197 @@
+// Rank-worker commands for the flat-parameter (FSDP1) engine: parity with the unsharded
+// reference, optimizers built before wrapping, and exact gradient bytes.
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "engine/comm/create_communicator.h"
+#include "engine/common/error.h"
+#include "engine/model/llama.h"
+#include "engine/model/synthetic_data.h"
+#include "engine/optim/param_groups.h"
+#include "engine/shard/flat_sharded_model.h"
+#include "engine/train/trainer.h"
+#include "tests/worker_checks.h"
+
+namespace shardbench::worker {
+namespace {
+
+constexpr int64_t kBatch = 2, kSteps = 5, kSeqLen = 24;
+constexpr double kLr = 1e-2, kWeightDecay = 0.01;
+
+struct Case {
+  bool use_orig_params, lora;
+  std::string policy;
+  std::string label() const {
+    return "[policy=" + policy + " use_orig_params=" + (use_orig_params ? "true" : "false") + (lora ? " lora" : " full") + "]";
+  }
+};
+
+model::LoraConfig LoraFor(bool enabled) {
+  model::LoraConfig l;
+  l.enabled = enabled;
+  return l;
+}
+
+std::unique_ptr<model::LlamaForCausalLM> Build(bool lora) {
+  return model::BuildInitializedLlama(model::NamedLlamaConfig("tiny"), LoraFor(lora), 17, at::TensorOptions());
+}
+
+shard::WrapPolicy Policy(const std::string& name) { return shard::ParseWrapPolicy(name, /*min_params=*/20000); }
+
+// The unsharded reference with the whole global batch in one process.
+std::vector<double> TrainReference(model::LlamaForCausalLM& m, int world, bool no_decay_on_norms) {
+  optim::AdamW opt(optim::MakeParamGroups(m, kLr, kWeightDecay, no_decay_on_norms));
+  train::Trainer trainer(m, opt, nullptr, nullptr);
+  model::SyntheticData data(3, m.config().vocab_size, kSeqLen);
+  std::vector<double> losses;
+  for (int64_t s = 0; s < kSteps; ++s) losses.push_back(trainer.step(data.batch(s, 0, kBatch * world)).loss);
+  return losses;
+}
+
+std::vector<double> TrainSharded(model::LlamaForCausalLM& m, shard::FlatShardedModel& sharded, optim::AdamW& opt,
+                                 comm::Communicator* comm) {
+  train::Trainer trainer(m, opt, comm, &sharded);
+  model::SyntheticData data(3, m.config().vocab_size, kSeqLen);
+  const int rank = comm ? comm->rank() : 0;
+  std::vector<double> losses;
+  for (int64_t s = 0; s < kSteps; ++s) losses.push_back(trainer.step(data.batch(s, rank * kBatch, kBatch)).loss);
+  return losses;
+}
+
+// Loss within 1e-5 relative; parameters within 1e-2 * lr * steps (see worker_training.cc for
+// why Adam needs that bound; a real error is lr-sized on every element).
+void CompareWithReference(const std::string& label, const std::vector<double>& losses, const std::vector<double>& ref,
+                          const std::vector<std::pair<std::string, at::Tensor>>& gathered,
+                          model::LlamaForCausalLM& reference) {
+  for (size_t s = 0; s < ref.size(); ++s) {
+    Expect(std::abs(losses[s] - ref[s]) <= 1e-5 * std::abs(ref[s]),
+           label + " loss step " + std::to_string(s) + ": sharded " + std::to_string(losses[s]) + " vs reference " +
+               std::to_string(ref[s]));
+  }
+  auto ref_params = reference.named_parameters();
+  Expect(gathered.size() == ref_params.size(), label + " gathered parameter count");
+  for (size_t i = 0; i < gathered.size() && i < ref_params.size(); ++i) {
+    Expect(gathered[i].first == ref_params[i].name, label + " name " + gathered[i].first);
+    const double diff = (gathered[i].second - *ref_params[i].slot).abs().max().item<double>();
+    Expect(diff <= 1e-2 * kLr * kSteps, label + " " + gathered[i].first + ": max |sharded - reference| = " +
+                                            std::to_string(diff));
+  }
+}
+
+void RunParityCase(const Case& c, comm::Communicator* comm) {
+  const int world = comm ? comm->world_size() : 1;
+  auto m = Build(c.lora);
+  shard::FlatShardingOptions opts{Policy(c.policy), c.use_orig_params, true};
+  const bool mixed_unit = c.lora && !c.use_orig_params && c.policy != "lora_separate";
+  if (mixed_unit) {
+    try {
+      shard::FlatShardedModel sharded(*m, comm, opts);
+      Expect(false, c.label() + " accepted a unit mixing frozen and trainable params");
+    } catch (const InputError& e) {
+      Expect(std::string(e.what()).rfind("Must flatten tensors with uniform requires_grad when use_orig_params=False", 0) == 0,
+             c.label() + " wrong error: " + e.what());
+    }
+    return;
+  }
+  // use_orig_params=false exposes one flat param per unit: no per-norm groups, so the
+  // reference decays norms too.
+  const bool no_decay_on_norms = c.use_orig_params;
+  shard::FlatShardedModel sharded(*m, comm, opts);
+  optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, kWeightDecay, no_decay_on_norms));
+  auto losses = TrainSharded(*m, sharded, opt, comm);
+  auto gathered = sharded.gather_full_params();
+  auto reference = Build(c.lora);
+  auto ref_losses = TrainReference(*reference, world, no_decay_on_norms);
+  CompareWithReference(c.label(), losses, ref_losses, gathered, *reference);
+  // Not vacuous: training moved the trainable parameters far beyond the parity tolerance.
+  auto initial = Build(c.lora);
+  double moved = 0;
+  auto ip = initial->named_parameters(), rp = reference->named_parameters();
+  for (size_t i = 0; i < ip.size(); ++i) {
+    if (rp[i].slot->requires_grad()) moved = std::max(moved, (*rp[i].slot - *ip[i].slot).abs().max().item<double>());
+  }
+  Expect(moved > 10 * 1e-2 * kLr * kSteps, c.label() + " training barely moved the parameters: " + std::to_string(moved));
+}
+
+std::unique_ptr<comm::Communicator> ConnectFromEnv() {
+  auto env = comm::RankEnv::FromEnvironment();
+  if (env.world_size == 1) return nullptr;
+  return comm::Connect("gloo", env, comm::CommOptions{std::chrono::seconds(60)});
+}
+
+int64_t RoundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+}  // namespace
+
+int FlatParity(const std::string& policy) {
+  auto comm = ConnectFromEnv();
+  for (bool orig : {true, false}) {
+    for (bool lora : {false, true}) RunParityCase({orig, lora, policy}, comm.get());
+  }
+  if (comm) comm->barrier();
+  return ExitCode();
+}
+
+// An optimizer built before wrapping holds the original parameter objects. With
+// use_orig_params=true they stay the model's parameters and train exactly like the reference
+// with the same groups; with use_orig_params=false they are orphaned: the run completes and the
+// parameters never change (PyTorch's silent behaviour, which the harness's learning check turns red).
+int FlatOptimizerBeforeWrap(bool use_orig_params) {
+  auto comm = ConnectFromEnv();
+  const int world = comm ? comm->world_size() : 1;
+  const std::string label = std::string("[optimizer before wrap, use_orig_params=") + (use_orig_params ? "true]" : "false]");
+  auto m = Build(/*lora=*/false);
+  std::vector<at::Tensor> initial;
+  for (auto& p : m->named_parameters()) initial.push_back(p.slot->detach().clone());
+  optim::AdamW opt(optim::MakeParamGroups(*m, kLr, kWeightDecay, /*no_decay_on_norms=*/true));
+  Expect(opt.groups().size() == 2, label + " two parameter groups");
+  shard::FlatShardedModel sharded(*m, comm.get(), {Policy("transformer_block"), use_orig_params, true});
+  auto losses = TrainSharded(*m, sharded, opt, comm.get());
+  auto gathered = sharded.gather_full_params();
+  if (use_orig_params) {
+    auto reference = Build(false);
+    auto ref_losses = TrainReference(*reference, world, /*no_decay_on_norms=*/true);
+    CompareWithReference(label, losses, ref_losses, gathered, *reference);
+  } else {
+    for (size_t i = 0; i < gathered.size(); ++i) {
+      Expect(at::equal(gathered[i].second, initial[i]), label + " " + gathered[i].first + " changed");
+    }
+    Expect(std::abs(losses.front() - losses.back()) < 1e-2, label + " loss moved although nothing trains");
+  }
+  if (comm) comm->barrier();
+  return ExitCode();
+}
+
+// Exact sharded gradient bytes per rank with LoRA and use_orig_params=true, computed here from
+// the shapes alone: transformer_block puts frozen and trainable params in one unit, so each
+// layer's gradient covers its whole padded flat buffer (16-byte aligned params); lora_separate
+// gives adapters their own units, so gradients cover only the padded trainable params.
+int FlatGradBytes(const std::string& policy) {
+  auto comm = ConnectFromEnv();
+  const int world = comm ? comm->world_size() : 1;
+  auto m = Build(/*lora=*/true);
+  int64_t expected = 0;
+  for (auto* layer : m->decoder_layers()) {
+    if (policy == "transformer_block") {
+      int64_t offset = 0;
+      for (auto& p : layer->named_parameters()) offset = RoundUp(offset, 4) + p.slot->numel();
+      expected += RoundUp(offset, world) / world * 4;
+    } else {
+      for (auto& p : layer->named_parameters()) {
+        if (p.slot->requires_grad()) expected += RoundUp(p.slot->numel(), world) / world * 4;
+      }
+    }
+  }
+  shard::FlatShardedModel sharded(*m, comm.get(), {Policy(policy), true, true});
+  optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, 0.0, true));
+  TrainSharded(*m, sharded, opt, comm.get());
+  const shard::ShardBytes b = sharded.bytes();
+  Expect(b.grads_sharded == expected, "[" + policy + "] sharded grad bytes " + std::to_string(b.grads_sharded) +
+                                          ", expected " + std::to_string(expected));
+  Expect(b.params_unsharded == 0, "[" + policy + "] unsharded bytes left after the step: " + std::to_string(b.params_unsharded));
+  if (comm) comm->barrier();
+  return ExitCode();
+}
+
+}  // namespace shardbench::worker
