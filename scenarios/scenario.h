@@ -21,6 +21,21 @@ struct TrainConfig {
   uint64_t seed = 1234;        // model init and data
 };
 
+// FSDP options (engine: flat).
+struct ShardingConfig {
+  bool use_orig_params = true;             // FSDP1's default for fine-tuning since torch 2.x
+  std::string wrap_policy = "transformer_block";  // transformer_block | lora_separate | size | none
+  int64_t min_params = 100000000;          // wrap_policy=size: params a unit needs (FSDP's 1e8)
+  bool reshard_after_forward = true;       // false: SHARD_GRAD_OP
+};
+
+struct OptimizerConfig {
+  // after_wrap: built from the wrapped model's parameters (the documented way).
+  // before_wrap: built from the original parameters, then the model is wrapped; fine with
+  // use_orig_params=true, silently trains nothing with use_orig_params=false.
+  std::string build = "after_wrap";
+};
+
 struct Scenario {
   std::string name = "unnamed";
   std::string source;          // the file it came from ("" for built-ins)
@@ -28,7 +43,9 @@ struct Scenario {
   // checkpoint directory (config.json + model.safetensors[.index.json]).
   std::string model = "tiny";
   model::LoraConfig lora;      // enabled=false: full fine-tune
-  std::string engine = "reference";  // reference = unsharded data parallel (the baseline)
+  std::string engine = "reference";  // reference (unsharded data parallel, the baseline) | flat (FSDP1)
+  ShardingConfig sharding;
+  OptimizerConfig optimizer;
   TrainConfig train;
   int world_size = 1;
   std::string backend = "gloo";      // gloo (CPU tensors) | nccl (one GPU per rank)

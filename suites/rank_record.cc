@@ -8,7 +8,7 @@
 namespace shardbench {
 namespace {
 constexpr size_t kCollectives = static_cast<size_t>(comm::Collective::kCount);
-constexpr size_t kScalars = 10;
+constexpr size_t kScalars = 11;
 
 double Max(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
 double Median(std::vector<double> v) {
@@ -37,8 +37,8 @@ void RankRecord::set_comm(const comm::CommStats& stats) {
 std::vector<double> RankRecord::pack() const {
   std::vector<double> out;
   for (const auto* v : {&step_seconds, &optimizer_seconds, &grad_sync_seconds, &loss}) out.insert(out.end(), v->begin(), v->end());
-  for (double x : {init_seconds, construct_seconds, time_to_first_step, param_bytes, grad_bytes, optim_state_bytes,
-                   rss_peak_bytes, checkpoint_bytes_read, unchanged_trainable, changed_frozen}) {
+  for (double x : {init_seconds, construct_seconds, shard_seconds, time_to_first_step, param_bytes, params_sharded_bytes,
+                   params_unsharded_peak_bytes, grad_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read}) {
     out.push_back(x);
   }
   for (const auto* v : {&comm_counts, &comm_bytes, &comm_seconds}) {
@@ -55,16 +55,16 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
   for (auto* v : {&r.step_seconds, &r.optimizer_seconds, &r.grad_sync_seconds, &r.loss}) {
     for (auto& x : *v) x = p[i++];
   }
-  for (double* x : {&r.init_seconds, &r.construct_seconds, &r.time_to_first_step, &r.param_bytes, &r.grad_bytes,
-                    &r.optim_state_bytes, &r.rss_peak_bytes, &r.checkpoint_bytes_read, &r.unchanged_trainable,
-                    &r.changed_frozen}) {
+  for (double* x : {&r.init_seconds, &r.construct_seconds, &r.shard_seconds, &r.time_to_first_step, &r.param_bytes,
+                    &r.params_sharded_bytes, &r.params_unsharded_peak_bytes, &r.grad_bytes, &r.optim_state_bytes,
+                    &r.rss_peak_bytes, &r.checkpoint_bytes_read}) {
     *x = p[i++];
   }
   for (auto* v : {&r.comm_counts, &r.comm_bytes, &r.comm_seconds}) {
     v->assign(p.begin() + i, p.begin() + i + kCollectives);
     i += kCollectives;
   }
-  static_assert(kScalars == 10, "keep pack/unpack in step");
+  static_assert(kScalars == 11, "keep pack/unpack in step");
   return r;
 }
 
@@ -84,7 +84,7 @@ std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communi
 }
 
 std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t warmup, int64_t global_tokens,
-                                 const std::vector<model::NamedTensor>& params) {
+                                 int64_t params_total, int64_t params_trainable) {
   const int64_t steps = static_cast<int64_t>(ranks[0].step_seconds.size());
   const double world = static_cast<double>(ranks.size());
   Metric step_time{"step_time", "s", "lower", "sampled", {}, {}};
@@ -128,18 +128,16 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
   for (auto [name, field] : std::vector<std::pair<std::string, double RankRecord::*>>{
            {"init_time", &RankRecord::init_seconds},
            {"init_time_construct", &RankRecord::construct_seconds},
+           {"init_time_shard", &RankRecord::shard_seconds},
            {"time_to_first_step", &RankRecord::time_to_first_step}}) {
     auto v = per_rank([f = field](const RankRecord& r) { return r.*f; });
     out.push_back({name, "s", "lower", "sampled", {Max(v)}, v});
   }
-  int64_t total = 0, trainable = 0;
-  for (const auto& p : params) {
-    total += p.slot->numel();
-    if (p.slot->requires_grad()) trainable += p.slot->numel();
-  }
-  out.push_back({"params_total", "count", "lower", "exact", {static_cast<double>(total)}, {}});
-  out.push_back({"params_trainable", "count", "lower", "exact", {static_cast<double>(trainable)}, {}});
+  out.push_back({"params_total", "count", "lower", "exact", {static_cast<double>(params_total)}, {}});
+  out.push_back({"params_trainable", "count", "lower", "exact", {static_cast<double>(params_trainable)}, {}});
   out.push_back(Exact("param_bytes", "bytes", per_rank([](const RankRecord& r) { return r.param_bytes; })));
+  out.push_back(Exact("params_unsharded_peak_bytes", "bytes",
+                      per_rank([](const RankRecord& r) { return r.params_unsharded_peak_bytes; })));
   out.push_back(Exact("grad_bytes", "bytes", per_rank([](const RankRecord& r) { return r.grad_bytes; })));
   out.push_back(Exact("optim_state_bytes", "bytes", per_rank([](const RankRecord& r) { return r.optim_state_bytes; })));
   out.push_back(Exact("checkpoint_bytes_read", "bytes", per_rank([](const RankRecord& r) { return r.checkpoint_bytes_read; })));
@@ -166,8 +164,9 @@ std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks) {
   for (size_t i = 0; i < ranks.size(); ++i) {
     RankMemory m;
     m.rank = static_cast<int>(i);
-    // The reference engine holds every parameter unsharded on every rank.
-    m.categories = {{"params_unsharded", static_cast<int64_t>(ranks[i].param_bytes)},
+    m.categories = {{"params_sharded", static_cast<int64_t>(ranks[i].params_sharded_bytes)},
+                    {"params_unsharded", static_cast<int64_t>(ranks[i].param_bytes - ranks[i].params_sharded_bytes)},
+                    {"params_unsharded_peak", static_cast<int64_t>(ranks[i].params_unsharded_peak_bytes)},
                     {"grads", static_cast<int64_t>(ranks[i].grad_bytes)},
                     {"optim_state", static_cast<int64_t>(ranks[i].optim_state_bytes)}};
     m.host_rss_peak = static_cast<int64_t>(ranks[i].rss_peak_bytes);

@@ -9,7 +9,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include "engine/comm/communicator.h"
-#include "engine/model/module.h"
 #include "reporters/run_result.h"
 
 namespace shardbench {
@@ -18,10 +17,10 @@ struct RankRecord {
   explicit RankRecord(int64_t steps)
       : step_seconds(steps), optimizer_seconds(steps), grad_sync_seconds(steps), loss(steps) {}
   std::vector<double> step_seconds, optimizer_seconds, grad_sync_seconds, loss;
-  double init_seconds = 0, construct_seconds = 0, time_to_first_step = 0;
-  double param_bytes = 0, grad_bytes = 0, optim_state_bytes = 0, rss_peak_bytes = 0;
+  double init_seconds = 0, construct_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
+  double param_bytes = 0, params_sharded_bytes = 0, params_unsharded_peak_bytes = 0;
+  double grad_bytes = 0, optim_state_bytes = 0, rss_peak_bytes = 0;
   double checkpoint_bytes_read = 0;
-  double unchanged_trainable = 0, changed_frozen = 0;
   std::vector<double> comm_counts, comm_bytes, comm_seconds;  // per Collective
 
   void set_comm(const comm::CommStats& stats);
@@ -33,7 +32,7 @@ struct RankRecord {
 std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communicator* comm);
 
 std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t warmup_steps, int64_t global_tokens,
-                                 const std::vector<model::NamedTensor>& params);
+                                 int64_t params_total, int64_t params_trainable);
 std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks);
 
 nlohmann::json YamlToJson(const YAML::Node& node);

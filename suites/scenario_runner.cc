@@ -1,7 +1,6 @@
 #include "suites/scenario_runner.h"
 
 #include <ATen/ATen.h>
-#include <c10/core/GradMode.h>
 
 #include <chrono>
 
@@ -9,11 +8,10 @@
 #include "engine/common/error.h"
 #include "engine/model/hf_weights.h"
 #include "engine/model/synthetic_data.h"
-#include "engine/optim/param_groups.h"
-#include "engine/train/data_parallel.h"
 #include "engine/train/trainer.h"
 #include "reporters/provenance.h"
 #include "scenarios/scenario_parser.h"
+#include "suites/engine_setup.h"
 #include "suites/rank_record.h"
 
 namespace shardbench {
@@ -22,16 +20,28 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Order-independent fingerprint of a tensor's values: enough to tell "changed" from "not".
-std::pair<double, double> Fingerprint(const at::Tensor& t) {
-  at::Tensor d = t.detach().to(at::kDouble);
-  return {d.sum().item<double>(), d.pow(2).sum().item<double>()};
-}
-
-int64_t TensorBytes(const std::vector<at::Tensor>& ts) {
-  int64_t n = 0;
-  for (const auto& t : ts) if (t.defined()) n += t.nbytes();
-  return n;
+// Trainable parameters must have moved and frozen ones must not have: the check that turns a
+// silently broken setup (an optimizer holding orphaned parameters) red.
+Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair<std::string, bool>>& trainable,
+                    const std::vector<std::pair<std::string, Fingerprint>>& before,
+                    const std::vector<std::pair<std::string, Fingerprint>>& after) {
+  int64_t unchanged_trainable = 0, changed_frozen = 0;
+  std::string example;
+  for (size_t i = 0; i < trainable.size(); ++i) {
+    const bool changed = before[i].second != after[i].second;
+    if (trainable[i].second && !changed) {
+      if (unchanged_trainable++ == 0) example = "trainable '" + trainable[i].first + "' did not change";
+    } else if (!trainable[i].second && changed) {
+      if (changed_frozen++ == 0 && example.empty()) example = "frozen '" + trainable[i].first + "' changed";
+    }
+  }
+  const bool dropped = loss.back() < loss.front();
+  Check c{"learning", dropped && unchanged_trainable == 0 && changed_frozen == 0, ""};
+  c.detail = "loss " + std::to_string(loss.front()) + " -> " + std::to_string(loss.back()) +
+             (dropped ? " (dropped)" : " (did not drop)") + "; trainable unchanged: " +
+             std::to_string(unchanged_trainable) + ", frozen changed: " + std::to_string(changed_frozen) +
+             (example.empty() ? "" : " (e.g. " + example + ")");
+  return c;
 }
 
 }  // namespace
@@ -51,33 +61,37 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   const at::Device device = s.device() == "cuda" ? at::Device(at::kCUDA, static_cast<int8_t>(env.local_rank))
                                                  : at::Device(at::kCPU);
 
-  // 2. Build the model: every rank holds all of it (the unsharded reference).
+  // 2. Build the whole model on every rank (named config, or an HF checkpoint directory).
   const auto t_construct = Clock::now();
   model::LoadReport load;
   auto llama = model::BuildLlamaFromSource(s.model, s.lora, s.train.seed, at::TensorOptions().device(device), &load);
   const double construct_s = Since(t_construct);
+  const int64_t params_total = model::CountParameters(*llama, false);
+  const int64_t params_trainable = model::CountParameters(*llama, true);
 
-  // 3. Optimizer over the trainable parameters, in recipe-style groups.
-  optim::AdamW optimizer(optim::MakeParamGroups(*llama, s.train.lr, s.train.weight_decay, s.train.no_decay_on_norms));
-  train::AllReduceGradients all_reduce(*llama, comm.get());
-  train::Trainer trainer(*llama, optimizer, comm.get(), &all_reduce);
-  std::vector<std::pair<std::string, std::pair<double, double>>> before;
-  for (auto& p : llama->named_parameters()) before.push_back({p.name, Fingerprint(*p.slot)});
+  // 3. The engine under test (reference or flat), and its optimizer before or after wrapping.
+  const auto t_shard = Clock::now();
+  EngineUnderTest engine(s, *llama, comm.get());
+  const double shard_s = Since(t_shard);
+  auto before = engine.fingerprints();
   const double init_s = Since(t_start);
 
   // 4. Train: warmup steps first, then the measured ones. Rank r takes samples
-  //    [r*b, (r+1)*b) of each global batch.
+  //    [r*b, (r+1)*b) of each global batch, so every world size sees the same global batches.
+  train::Trainer trainer(*llama, engine.optimizer(), comm.get(), engine.sync());
   model::SyntheticData data(s.train.seed, llama->config().vocab_size, s.train.seq_len);
   const int64_t b = s.train.batch_size, total = s.total_steps();
   RankRecord rec(total);
-  double first_step_done_s = 0;
   for (int64_t step = 0; step < total; ++step) {
-    if (step == s.train.warmup_steps && comm) comm->reset_stats();  // comm counts cover measured steps only
+    if (step == s.train.warmup_steps) {  // counts and peaks cover measured steps only
+      if (comm) comm->reset_stats();
+      engine.reset_peaks();
+    }
     model::Batch batch = data.batch(step, env.rank * b, b);
     batch.input_ids = batch.input_ids.to(device);
     batch.labels = batch.labels.to(device);
     const train::StepTimes t = trainer.step(batch);
-    if (step == 0) first_step_done_s = Since(t_start);
+    if (step == 0) rec.time_to_first_step = Since(t_start);
     rec.step_seconds[step] = t.seconds;
     rec.optimizer_seconds[step] = t.optimizer;
     rec.grad_sync_seconds[step] = t.grad_sync;
@@ -88,43 +102,22 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     }
   }
 
-  // 5. What this rank holds, exactly, and what it measured.
-  std::vector<at::Tensor> params, grads;
-  for (auto& p : llama->named_parameters()) {
-    params.push_back(*p.slot);
-    if (p.slot->grad().defined()) grads.push_back(p.slot->grad());
-  }
+  // 5. What this rank holds (exact, from the tensors) and what it measured.
+  const EngineMemory mem = engine.memory();
   rec.init_seconds = init_s;
   rec.construct_seconds = construct_s;
-  rec.time_to_first_step = first_step_done_s;
-  rec.param_bytes = static_cast<double>(TensorBytes(params));
-  rec.grad_bytes = static_cast<double>(TensorBytes(grads));
-  rec.optim_state_bytes = static_cast<double>(optimizer.state_bytes());
+  rec.shard_seconds = shard_s;
+  rec.param_bytes = static_cast<double>(mem.params_sharded + mem.params_unsharded);
+  rec.params_sharded_bytes = static_cast<double>(mem.params_sharded);
+  rec.params_unsharded_peak_bytes = static_cast<double>(mem.params_unsharded_peak);
+  rec.grad_bytes = static_cast<double>(mem.grads);
+  rec.optim_state_bytes = static_cast<double>(mem.optim_state);
   rec.rss_peak_bytes = static_cast<double>(HostRssPeakBytes());
   rec.checkpoint_bytes_read = static_cast<double>(load.bytes_read);
   if (comm) rec.set_comm(comm->stats());
+  auto after = engine.fingerprints();
 
-  // 6. The learning check: trainable parameters moved, frozen ones did not.
-  int64_t unchanged_trainable = 0, changed_frozen = 0;
-  std::string first_bad;
-  {
-    c10::NoGradGuard no_grad;
-    size_t i = 0;
-    for (auto& p : llama->named_parameters()) {
-      const bool changed = Fingerprint(*p.slot) != before[i++].second;
-      if (p.slot->requires_grad() && !changed) {
-        ++unchanged_trainable;
-        if (first_bad.empty()) first_bad = "trainable '" + p.name + "' did not change";
-      } else if (!p.slot->requires_grad() && changed) {
-        ++changed_frozen;
-        if (first_bad.empty()) first_bad = "frozen '" + p.name + "' changed";
-      }
-    }
-  }
-  rec.unchanged_trainable = static_cast<double>(unchanged_trainable);
-  rec.changed_frozen = static_cast<double>(changed_frozen);
-
-  // 7. Gather every rank's record on all ranks; rank 0 assembles the result.
+  // 6. Gather every rank's record; rank 0 assembles the result.
   std::vector<RankRecord> all = GatherRankRecords(rec, comm.get());
   if (comm) comm->barrier();  // nobody tears down the store while others still use it
   if (env.rank != 0) return std::nullopt;
@@ -137,23 +130,16 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
                 {"overrides", s.overrides}, {"matrix", nlohmann::json::object()}};
   r.loss = rec.loss;
   const int64_t global_tokens = b * s.train.seq_len * env.world_size;
-  r.metrics = BuildMetrics(all, s.train.warmup_steps, global_tokens, llama->named_parameters());
+  r.metrics = BuildMetrics(all, s.train.warmup_steps, global_tokens, params_total, params_trainable);
   r.memory = BuildMemory(all);
-  const double first_loss = rec.loss.front(), last_loss = rec.loss.back();
-  const bool loss_dropped = last_loss < first_loss;
-  int64_t bad_trainable = 0, bad_frozen = 0;
-  for (const auto& a : all) {
-    bad_trainable += static_cast<int64_t>(a.unchanged_trainable);
-    bad_frozen += static_cast<int64_t>(a.changed_frozen);
+  r.checks.push_back(LearningCheck(rec.loss, engine.trainable(), before, after));
+  r.status = "ok";
+  for (const auto& c : r.checks) {
+    if (!c.passed) {
+      r.status = "failed";
+      r.message += (r.message.empty() ? "" : "; ") + ("check '" + c.name + "' failed: " + c.detail);
+    }
   }
-  Check learning{"learning", loss_dropped && bad_trainable == 0 && bad_frozen == 0, ""};
-  learning.detail = "loss " + std::to_string(first_loss) + " -> " + std::to_string(last_loss) +
-                    (loss_dropped ? " (dropped)" : " (did not drop)") + "; trainable unchanged: " +
-                    std::to_string(bad_trainable) + ", frozen changed: " + std::to_string(bad_frozen) +
-                    (first_bad.empty() ? "" : " (rank 0: " + first_bad + ")");
-  r.checks.push_back(learning);
-  r.status = learning.passed ? "ok" : "failed";
-  if (!learning.passed) r.message = "check 'learning' failed: " + learning.detail;
   return r;
 }
 

@@ -145,6 +145,7 @@ void FlatParamUnit::unshard_for_forward() {
     if (!any_grad && flat_shard_.grad().defined()) flat_shard_.mutable_grad() = at::Tensor();
   }
   full_ = UnshardFunction::apply(flat_shard_, reinterpret_cast<int64_t>(this));
+  if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
   unsharded_ = true;
   needs_backward_unshard_ = false;
   use_unsharded_views();
@@ -155,7 +156,7 @@ at::Tensor FlatParamUnit::post_forward(at::Tensor output) {
   const bool backward_comes = output.requires_grad();
   if (options_.reshard_after_forward && !options_.is_root) {
     if (backward_comes) {
-      FreeStorage(full_);  // tensors saved for backward keep the (now empty) storage
+      free_full_storage();  // tensors saved for backward keep the (now empty) storage
       unsharded_ = false;
       needs_backward_unshard_ = true;
       use_sharded_views();
@@ -169,7 +170,8 @@ at::Tensor FlatParamUnit::post_forward(at::Tensor output) {
 
 void FlatParamUnit::unshard_for_backward() {
   if (!needs_backward_unshard_) return;
-  AllocStorage(full_, static_cast<size_t>(padded_numel()) * full_.element_size());
+  AllocStorage(full_, static_cast<size_t>(full_bytes()));
+  if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
   gather_into(full_);
   needs_backward_unshard_ = false;
   unsharded_ = true;
@@ -184,8 +186,14 @@ at::Tensor FlatParamUnit::reduce_scatter_grad(const at::Tensor& full_grad) {
   return shard_grad.div_(world_size());
 }
 
+void FlatParamUnit::free_full_storage() {
+  if (!full_.defined() || !StorageAllocated(full_)) return;
+  if (options_.unsharded_bytes) options_.unsharded_bytes->sub(full_bytes());
+  FreeStorage(full_);
+}
+
 void FlatParamUnit::after_backward_reduce() {
-  if (full_.defined()) FreeStorage(full_);
+  free_full_storage();
   full_ = at::Tensor();
   unsharded_ = false;
   needs_backward_unshard_ = false;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "engine/comm/communicator.h"
+#include "engine/shard/byte_gauge.h"
 #include "engine/shard/wrap_policy.h"
 
 namespace shardbench::shard {
@@ -34,6 +35,7 @@ struct FlatUnitOptions {
   bool use_orig_params = true;        // PyTorch's default since 2.x for FSDP1 users of LoRA
   bool reshard_after_forward = true;  // false: SHARD_GRAD_OP (keep params until backward)
   bool is_root = false;               // the root is never resharded after forward
+  ByteGauge* unsharded_bytes = nullptr;  // optional: current/peak unsharded buffer bytes
 };
 
 struct FlatParamSlot {
@@ -97,6 +99,8 @@ class FlatParamUnit {
   void gather_into(const at::Tensor& full) const;
   void use_unsharded_views();
   void use_sharded_views();
+  void free_full_storage();
+  int64_t full_bytes() const { return padded_numel() * static_cast<int64_t>(flat_shard_.element_size()); }
 
   std::string path_;
   model::Module* module_;

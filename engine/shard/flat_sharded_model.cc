@@ -10,6 +10,7 @@ FlatShardedModel::FlatShardedModel(model::LlamaForCausalLM& model, comm::Communi
     unit_options.use_orig_params = options.use_orig_params;
     unit_options.reshard_after_forward = options.reshard_after_forward;
     unit_options.is_root = plan.module == &model;
+    unit_options.unsharded_bytes = &unsharded_bytes_;
     units_.push_back(std::make_unique<FlatParamUnit>(std::move(plan), comm, unit_options));
     by_module_[&units_.back()->module()] = units_.back().get();
     units_.back()->module().set_forward_hooks(this);
@@ -53,11 +54,18 @@ std::vector<std::pair<std::string, at::Tensor>> FlatShardedModel::gather_full_pa
   return out;
 }
 
+void FlatShardedModel::for_each_full_param(const std::function<void(const std::string&, const at::Tensor&)>& fn) {
+  for (auto& u : units_) {
+    for (auto& [name, t] : u->gather_full_params()) fn(name, t);
+  }
+}
+
 ShardBytes FlatShardedModel::bytes() const {
   ShardBytes b;
   for (const auto& u : units_) {
     b.params_sharded += u->sharded_param_bytes();
     b.params_unsharded += u->unsharded_param_bytes();
+    b.params_unsharded_peak = unsharded_bytes_.peak;
     b.grads_sharded += u->sharded_grad_bytes();
   }
   return b;

@@ -3,6 +3,7 @@
 // backward it finishes every unit (nothing left unsharded; original params' grads published).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <vector>
@@ -23,7 +24,8 @@ struct FlatShardingOptions {
 // Bytes this rank holds, exact (DESIGN.md memory categories).
 struct ShardBytes {
   int64_t params_sharded = 0;
-  int64_t params_unsharded = 0;  // full buffers allocated right now
+  int64_t params_unsharded = 0;       // full buffers allocated right now
+  int64_t params_unsharded_peak = 0;  // the most allocated at once since reset_peaks()
   int64_t grads_sharded = 0;
 };
 
@@ -46,6 +48,10 @@ class FlatShardedModel : public model::ForwardHooks, public train::GradientSync 
   // Collective: full parameters with original names, in the model's order.
   std::vector<std::pair<std::string, at::Tensor>> gather_full_params();
   ShardBytes bytes() const;
+  void reset_peaks() { unsharded_bytes_.reset_peak(); }
+  // Collective: calls `fn(name, full tensor)` for every parameter, one unit at a time, so at
+  // most one unit is gathered at once.
+  void for_each_full_param(const std::function<void(const std::string&, const at::Tensor&)>& fn);
   const std::vector<std::unique_ptr<FlatParamUnit>>& units() const { return units_; }
 
  private:
@@ -53,6 +59,7 @@ class FlatShardedModel : public model::ForwardHooks, public train::GradientSync 
   FlatShardingOptions options_;
   std::vector<std::unique_ptr<FlatParamUnit>> units_;
   std::map<model::Module*, FlatParamUnit*> by_module_;
+  ByteGauge unsharded_bytes_;
 };
 
 }  // namespace shardbench::shard

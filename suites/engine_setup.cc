@@ -1,0 +1,77 @@
+#include "suites/engine_setup.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include "engine/optim/param_groups.h"
+
+namespace shardbench {
+
+Fingerprint FingerprintOf(const at::Tensor& t) {
+  c10::NoGradGuard no_grad;
+  at::Tensor d = t.detach().to(at::kDouble);
+  return {d.sum().item<double>(), d.pow(2).sum().item<double>()};
+}
+
+EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& model, comm::Communicator* comm)
+    : model_(model) {
+  for (auto& p : model.named_parameters()) trainable_.push_back({p.name, p.slot->requires_grad()});
+  const auto& t = s.train;
+  if (s.optimizer.build == "before_wrap") {
+    optimizer_ = std::make_unique<optim::AdamW>(optim::MakeParamGroups(model, t.lr, t.weight_decay, t.no_decay_on_norms));
+  }
+  if (s.engine == "flat") {
+    shard::FlatShardingOptions o;
+    o.policy = shard::ParseWrapPolicy(s.sharding.wrap_policy, s.sharding.min_params);
+    o.use_orig_params = s.sharding.use_orig_params;
+    o.reshard_after_forward = s.sharding.reshard_after_forward;
+    flat_ = std::make_unique<shard::FlatShardedModel>(model, comm, o);
+  } else {
+    all_reduce_ = std::make_unique<train::AllReduceGradients>(model, comm);
+  }
+  if (!optimizer_) {
+    const auto params = flat_ ? flat_->named_parameters() : model.named_parameters();
+    optimizer_ = std::make_unique<optim::AdamW>(optim::MakeParamGroups(params, t.lr, t.weight_decay, t.no_decay_on_norms));
+  }
+}
+
+train::GradientSync* EngineUnderTest::sync() {
+  return flat_ ? static_cast<train::GradientSync*>(flat_.get()) : all_reduce_.get();
+}
+
+std::vector<std::pair<std::string, Fingerprint>> EngineUnderTest::fingerprints() {
+  std::vector<std::pair<std::string, Fingerprint>> out;
+  if (flat_) {
+    std::map<std::string, Fingerprint> by_name;
+    flat_->for_each_full_param([&](const std::string& name, const at::Tensor& t) { by_name[name] = FingerprintOf(t); });
+    for (const auto& [name, trainable] : trainable_) out.push_back({name, by_name.at(name)});
+  } else {
+    for (auto& p : model_.named_parameters()) out.push_back({p.name, FingerprintOf(*p.slot)});
+  }
+  return out;
+}
+
+EngineMemory EngineUnderTest::memory() const {
+  EngineMemory m;
+  m.optim_state = optimizer_->state_bytes();
+  if (flat_) {
+    const shard::ShardBytes b = flat_->bytes();
+    m.params_sharded = b.params_sharded;
+    m.params_unsharded = b.params_unsharded;
+    m.params_unsharded_peak = b.params_unsharded_peak;
+    m.grads = b.grads_sharded;
+  } else {
+    for (auto& p : model_.named_parameters()) {
+      m.params_unsharded += p.slot->nbytes();
+      if (p.slot->grad().defined()) m.grads += p.slot->grad().nbytes();
+    }
+    m.params_unsharded_peak = m.params_unsharded;
+  }
+  return m;
+}
+
+void EngineUnderTest::reset_peaks() {
+  if (flat_) flat_->reset_peaks();
+}
+
+}  // namespace shardbench

@@ -1,0 +1,51 @@
+// The engine a scenario asks for, set up on an already built model: the unsharded reference
+// (data parallel) or the flat-parameter engine (FSDP1), with its optimizer built before or
+// after wrapping. The runner talks to every engine through this one shape.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/comm/communicator.h"
+#include "engine/model/llama.h"
+#include "engine/optim/adamw.h"
+#include "engine/shard/flat_sharded_model.h"
+#include "engine/train/data_parallel.h"
+#include "scenarios/scenario.h"
+
+namespace shardbench {
+
+// Order-independent summary of a tensor's values: tells "changed" from "unchanged" exactly.
+using Fingerprint = std::pair<double, double>;
+Fingerprint FingerprintOf(const at::Tensor& t);
+
+struct EngineMemory {
+  int64_t params_sharded = 0, params_unsharded = 0, params_unsharded_peak = 0;
+  int64_t grads = 0, optim_state = 0;
+};
+
+class EngineUnderTest {
+ public:
+  EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& model, comm::Communicator* comm);
+
+  optim::AdamW& optimizer() { return *optimizer_; }
+  train::GradientSync* sync();
+  // Collective for sharded engines: every full parameter's fingerprint, by name, in order.
+  std::vector<std::pair<std::string, Fingerprint>> fingerprints();
+  // Which original parameters are trainable (by name), fixed at setup.
+  const std::vector<std::pair<std::string, bool>>& trainable() const { return trainable_; }
+  EngineMemory memory() const;
+  void reset_peaks();
+
+ private:
+  model::LlamaForCausalLM& model_;
+  std::unique_ptr<shard::FlatShardedModel> flat_;
+  std::unique_ptr<train::AllReduceGradients> all_reduce_;
+  std::unique_ptr<optim::AdamW> optimizer_;
+  std::vector<std::pair<std::string, bool>> trainable_;
+};
+
+}  // namespace shardbench
