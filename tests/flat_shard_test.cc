@@ -92,11 +92,15 @@ TEST(FlatParamUnit, OrigParamsAreShardViewsAlignedTo16Bytes) {
   for (auto& u : sharded.units()) {
     for (auto& p : u->params()) EXPECT_EQ(p.offset % 4, 0) << p.name;
   }
-  // Unsharded during forward, sharded again after it.
+  // World size 1 is NO_SHARD (as in PyTorch): the params stay full-shaped views of the shard
+  // from forward until the end of backward, and no extra buffer is allocated.
   auto ids = at::randint(256, {1, 8}, at::kLong);
-  at::Tensor logits = m->forward(ids);
+  m->loss(ids, ids).backward();
+  EXPECT_EQ(q->dim(), 2);
+  EXPECT_EQ(sharded.bytes().params_unsharded, 0);
+  sharded.after_backward();
   EXPECT_EQ(q->dim(), 1);
-  EXPECT_EQ(sharded.bytes().params_unsharded, sharded.units().back()->padded_numel() * 4);  // only the root stays
+  EXPECT_TRUE(original_object.grad().defined());
 }
 
 class FlatAcrossRanks : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
@@ -112,6 +116,12 @@ TEST_P(FlatAcrossRanks, MatchesUnshardedReference) {
 INSTANTIATE_TEST_SUITE_P(WorldSizesAndPolicies, FlatAcrossRanks,
                          ::testing::Combine(::testing::Values(1, 2, 3),
                                             ::testing::Values("transformer_block", "lora_separate", "none")));
+
+// SHARD_GRAD_OP: parameters stay unsharded from forward to backward.
+TEST(FlatAcrossRanksKeepingParams, MatchesUnshardedReference) {
+  auto run = testing::RunRankWorker(2, {"flat-parity", "transformer_block", "keep"});
+  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
+}
 
 class FlatGradBytes : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 

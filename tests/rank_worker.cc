@@ -19,7 +19,9 @@ int main(int argc, char** argv) {
       {"die-on-rank1", DieOnRank1},
       {"join-only", JoinOnly},
       {"dp-parity", [&] { return DataParallelParity(argc > 2 && std::string(argv[2]) == "lora"); }},
-      {"flat-parity", [&] { return FlatParity(argc > 2 ? argv[2] : "transformer_block"); }},
+      {"flat-parity", [&] {
+         return FlatParity(argc > 2 ? argv[2] : "transformer_block", !(argc > 3 && std::string(argv[3]) == "keep"));
+       }},
       {"flat-optimizer-before-wrap", [&] { return FlatOptimizerBeforeWrap(argc > 2 && std::string(argv[2]) == "orig"); }},
       {"flat-grad-bytes", [&] { return FlatGradBytes(argc > 2 ? argv[2] : "transformer_block"); }},
   };

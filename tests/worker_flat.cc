@@ -22,8 +22,10 @@ constexpr double kLr = 1e-2, kWeightDecay = 0.01;
 struct Case {
   bool use_orig_params, lora;
   std::string policy;
+  bool reshard_after_forward = true;
   std::string label() const {
-    return "[policy=" + policy + " use_orig_params=" + (use_orig_params ? "true" : "false") + (lora ? " lora" : " full") + "]";
+    return "[policy=" + policy + " use_orig_params=" + (use_orig_params ? "true" : "false") + (lora ? " lora" : " full") +
+           (reshard_after_forward ? "" : " reshard_after_forward=false") + "]";
   }
 };
 
@@ -82,7 +84,7 @@ void CompareWithReference(const std::string& label, const std::vector<double>& l
 void RunParityCase(const Case& c, comm::Communicator* comm) {
   const int world = comm ? comm->world_size() : 1;
   auto m = Build(c.lora);
-  shard::FlatShardingOptions opts{Policy(c.policy), c.use_orig_params, true};
+  shard::FlatShardingOptions opts{Policy(c.policy), c.use_orig_params, c.reshard_after_forward};
   const bool mixed_unit = c.lora && !c.use_orig_params && c.policy != "lora_separate";
   if (mixed_unit) {
     try {
@@ -124,10 +126,10 @@ int64_t RoundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 }  // namespace
 
-int FlatParity(const std::string& policy) {
+int FlatParity(const std::string& policy, bool reshard_after_forward) {
   auto comm = ConnectFromEnv();
   for (bool orig : {true, false}) {
-    for (bool lora : {false, true}) RunParityCase({orig, lora, policy}, comm.get());
+    for (bool lora : {false, true}) RunParityCase({orig, lora, policy, reshard_after_forward}, comm.get());
   }
   if (comm) comm->barrier();
   return ExitCode();

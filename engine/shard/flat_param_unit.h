@@ -8,6 +8,7 @@
 //   backward: the unit's output gradient arrives -> unshard again into the same storage ->
 //             module backward -> the full buffer's gradient is complete -> reduce-scatter it
 //             (sum / world size) into this rank's shard gradient -> free the buffer.
+// At world size 1 nothing is gathered: the shard is the full buffer (PyTorch's NO_SHARD).
 // The all-gather and reduce-scatter are the forward and backward of one autograd Function
 // (UnshardFunction in the .cc), so the shard is the autograd leaf and its .grad accumulates
 // across micro-batches like any parameter's.
