@@ -256,6 +256,7 @@ std::vector<std::pair<std::string, at::Tensor>> FlatParamUnit::gather_full_param
 }
 
 int64_t FlatParamUnit::unsharded_param_bytes() const {
+  if (world_size() == 1) return 0;  // the full buffer is the shard
   return full_.defined() && StorageAllocated(full_) ? static_cast<int64_t>(full_.storage().nbytes()) : 0;
 }
 
