@@ -137,6 +137,15 @@ INSTANTIATE_TEST_SUITE_P(WorldSizes, FlatGradBytes,
                          ::testing::Combine(::testing::Values(2, 3),
                                             ::testing::Values("transformer_block", "lora_separate")));
 
+class FlatUnshardedPeak : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FlatUnshardedPeak, BuffersFreedWhenEachUnitsBackwardEnds) {
+  auto run = testing::RunRankWorker(2, {"flat-unsharded-peak", GetParam()});
+  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, FlatUnshardedPeak, ::testing::Values("transformer_block", "lora_separate"));
+
 TEST(FlatOptimizerBeforeWrap, OrigParamsKeepGroupsAndTrainLikeReference) {
   auto run = testing::RunRankWorker(2, {"flat-optimizer-before-wrap", "orig"});
   EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];

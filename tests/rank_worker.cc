@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
          return FlatParity(argc > 2 ? argv[2] : "transformer_block", !(argc > 3 && std::string(argv[3]) == "keep"));
        }},
       {"flat-optimizer-before-wrap", [&] { return FlatOptimizerBeforeWrap(argc > 2 && std::string(argv[2]) == "orig"); }},
+      {"flat-unsharded-peak", [&] { return FlatUnshardedPeak(argc > 2 ? argv[2] : "lora_separate"); }},
       {"flat-grad-bytes", [&] { return FlatGradBytes(argc > 2 ? argv[2] : "transformer_block"); }},
   };
   if (argc < 2 || !commands.count(argv[1])) {

@@ -22,5 +22,6 @@ int DataParallelParity(bool lora);
 int FlatParity(const std::string& policy, bool reshard_after_forward);
 int FlatOptimizerBeforeWrap(bool use_orig_params);
 int FlatGradBytes(const std::string& policy);
+int FlatUnshardedPeak(const std::string& policy);
 
 }  // namespace shardbench::worker

@@ -197,3 +197,35 @@ int FlatGradBytes(const std::string& policy) {
 }
 
 }  // namespace shardbench::worker
+
+namespace shardbench::worker {
+
+// Unsharded buffers are freed as soon as a unit's backward is over, frozen units included
+// (their reshard-only input hook): with 6 layers the peak stays below the root plus two
+// layers' buffers plus every adapter's, instead of growing to the whole model.
+int FlatUnshardedPeak(const std::string& policy) {
+  auto comm = ConnectFromEnv();
+  const int world = comm ? comm->world_size() : 1;
+  auto config = model::NamedLlamaConfig("tiny");
+  config.num_hidden_layers = 6;
+  auto m = model::BuildInitializedLlama(config, LoraFor(true), 17, at::TensorOptions());
+  shard::FlatShardedModel sharded(*m, comm.get(), {Policy(policy), true, true});
+  int64_t root = 0, largest_layer = 0, adapters = 0;
+  for (auto& u : sharded.units()) {
+    const int64_t bytes = u->padded_numel() * 4;
+    if (u->path().empty()) root = bytes;
+    else if (u->path().find("lora_") != std::string::npos) adapters += bytes;
+    else largest_layer = std::max(largest_layer, bytes);
+  }
+  optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, 0.0, true));
+  TrainSharded(*m, sharded, opt, comm.get());
+  const int64_t peak = sharded.bytes().params_unsharded_peak;
+  const int64_t bound = root + 2 * largest_layer + adapters;
+  Expect(peak > root, "[" + policy + "] peak " + std::to_string(peak) + " not above the root's " + std::to_string(root));
+  Expect(peak <= bound, "[" + policy + "] unsharded peak " + std::to_string(peak) + " bytes exceeds root + 2 layers + adapters = " +
+                            std::to_string(bound) + " (world " + std::to_string(world) + ")");
+  if (comm) comm->barrier();
+  return ExitCode();
+}
+
+}  // namespace shardbench::worker

@@ -39,7 +39,7 @@ void Linear::add_lora(int64_t r, double alpha) {
 }
 
 at::Tensor Linear::forward(const at::Tensor& x) const {
-  return hooked([&] {
+  return hooked({x}, [&] {
     at::Tensor y = at::linear(x, weight);
     if (lora_A) y = y + lora_B->forward(lora_A->forward(x)) * lora_scaling;
     return y;
@@ -73,7 +73,7 @@ Embedding::Embedding(int64_t n, int64_t dim, const at::TensorOptions& options, d
 }
 
 at::Tensor Embedding::forward(const at::Tensor& ids) const {
-  return hooked([&] { return at::embedding(weight, ids); });
+  return hooked({ids}, [&] { return at::embedding(weight, ids); });
 }
 
 void Embedding::reset_parameters(const std::string& name, uint64_t seed) {
@@ -90,7 +90,7 @@ RMSNorm::RMSNorm(int64_t dim, double eps, const at::TensorOptions& options) : ep
 }
 
 at::Tensor RMSNorm::forward(const at::Tensor& x) const {
-  return hooked([&] {
+  return hooked({x}, [&] {
     at::Tensor h = x.to(at::kFloat);
     at::Tensor var = h.pow(2).mean(-1, /*keepdim=*/true);
     h = h * at::rsqrt(var + eps_);

@@ -49,7 +49,7 @@ LlamaAttention::LlamaAttention(const LlamaConfig& c, const at::TensorOptions& o)
 }
 
 at::Tensor LlamaAttention::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
-  return hooked([&] {
+  return hooked({x, cos, sin}, [&] {
     const int64_t B = x.size(0), T = x.size(1);
     at::Tensor q = q_proj.forward(x).view({B, T, heads_, head_dim_}).transpose(1, 2);
     at::Tensor k = k_proj.forward(x).view({B, T, kv_heads_, head_dim_}).transpose(1, 2);
@@ -76,7 +76,7 @@ LlamaMLP::LlamaMLP(const LlamaConfig& c, const at::TensorOptions& o)
 }
 
 at::Tensor LlamaMLP::forward(const at::Tensor& x) const {
-  return hooked([&] { return down_proj.forward(at::silu(gate_proj.forward(x)) * up_proj.forward(x)); });
+  return hooked({x}, [&] { return down_proj.forward(at::silu(gate_proj.forward(x)) * up_proj.forward(x)); });
 }
 
 LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig& c, const at::TensorOptions& o)
@@ -91,7 +91,7 @@ LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig& c, const at::TensorOptio
 }
 
 at::Tensor LlamaDecoderLayer::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
-  return hooked([&] {
+  return hooked({x, cos, sin}, [&] {
     at::Tensor h = x + self_attn.forward(input_layernorm.forward(x), cos, sin);
     return h + mlp.forward(post_attention_layernorm.forward(h));
   });
@@ -143,7 +143,7 @@ std::vector<LlamaDecoderLayer*> LlamaForCausalLM::decoder_layers() const {
 }
 
 at::Tensor LlamaForCausalLM::forward(const at::Tensor& input_ids) const {
-  return hooked([&] {
+  return hooked({input_ids}, [&] {
     at::Tensor h = model.embed_tokens.forward(input_ids);
     auto [cos, sin] = model.rotary_emb.forward(input_ids.size(1), h.scalar_type());
     for (const auto& layer : model.layers) h = layer->forward(h, cos, sin);

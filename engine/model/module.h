@@ -20,7 +20,9 @@ class Module;
 class ForwardHooks {
  public:
   virtual ~ForwardHooks() = default;
-  virtual void pre_forward(Module& module) = 0;
+  // `inputs`: the forward's tensor arguments (an engine hooks those that require grad to learn
+  // when the module's backward is over).
+  virtual void pre_forward(Module& module, at::ArrayRef<at::Tensor> inputs) = 0;
   // Returns the output (possibly the same tensor with hooks registered on it).
   virtual at::Tensor post_forward(Module& module, at::Tensor output) = 0;
 };
@@ -64,10 +66,10 @@ class Module {
   // Runs `body` (the module's own forward) between its hooks, if any. Modules that can be
   // units call their forward through this.
   template <typename Body>
-  at::Tensor hooked(Body&& body) const {
+  at::Tensor hooked(std::initializer_list<at::Tensor> inputs, Body&& body) const {
     if (!hooks_) return body();
     Module& self = const_cast<Module&>(*this);
-    hooks_->pre_forward(self);
+    hooks_->pre_forward(self, at::ArrayRef<at::Tensor>(inputs.begin(), inputs.size()));
     return hooks_->post_forward(self, body());
   }
 

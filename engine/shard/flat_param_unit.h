@@ -72,6 +72,10 @@ class FlatParamUnit {
 
   // Runtime (called by the forward hooks and the engine).
   void unshard_for_forward();
+  // A unit without trainable params has no gradient to reduce, so nothing tells it its
+  // backward is over; like FSDP's post-backward "reshard only" hook, it watches the gradients
+  // of its inputs and frees the re-gathered buffer once they are all computed.
+  void hook_inputs_for_reshard(at::ArrayRef<at::Tensor> inputs);
   void unshard_for_backward();
   void reshard();
   at::Tensor post_forward(at::Tensor output);
@@ -114,6 +118,7 @@ class FlatParamUnit {
   at::Tensor full_;        // [padded_numel], output of the unshard Function; storage freed when sharded
   bool unsharded_ = false;
   bool needs_backward_unshard_ = false;  // resharded after forward, backward still to come
+  int pending_input_grads_ = 0;          // frozen units: input gradients still to come
 };
 
 }  // namespace shardbench::shard

@@ -30,7 +30,11 @@ std::vector<model::NamedTensor> FlatShardedModel::named_parameters() {
   return out;
 }
 
-void FlatShardedModel::pre_forward(model::Module& module) { by_module_.at(&module)->unshard_for_forward(); }
+void FlatShardedModel::pre_forward(model::Module& module, at::ArrayRef<at::Tensor> inputs) {
+  FlatParamUnit* unit = by_module_.at(&module);
+  unit->unshard_for_forward();
+  unit->hook_inputs_for_reshard(inputs);
+}
 
 at::Tensor FlatShardedModel::post_forward(model::Module& module, at::Tensor output) {
   return by_module_.at(&module)->post_forward(std::move(output));

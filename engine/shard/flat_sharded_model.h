@@ -40,7 +40,7 @@ class FlatShardedModel : public model::ForwardHooks, public train::GradientSync 
   // unit. Build optimizers from this after wrapping.
   std::vector<model::NamedTensor> named_parameters();
 
-  void pre_forward(model::Module& module) override;
+  void pre_forward(model::Module& module, at::ArrayRef<at::Tensor> inputs) override;
   at::Tensor post_forward(model::Module& module, at::Tensor output) override;
   void zero_grad() override;
   void after_backward() override;

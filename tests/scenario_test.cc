@@ -1,0 +1,105 @@
+// Scenario files: strict parsing (file, line, key, expected, nearest key), overrides, and the
+// resolved form `shardbench show` prints.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "engine/common/error.h"
+#include "scenarios/scenario_parser.h"
+#include "tests/multi_rank.h"
+
+namespace shardbench {
+namespace {
+
+std::string Write(const std::string& name, const std::string& text) {
+  const std::string path = testing::MakeTempDir("scenarios_" + name) + "/" + name + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
+
+TEST(Scenario, ShippedFilesParse) {
+  for (const char* f : {"smoke.yaml", "flat_lora.yaml"}) {
+    Scenario s = LoadScenarioFile(std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/" + f);
+    EXPECT_FALSE(s.name.empty());
+  }
+  Scenario s = LoadScenarioFile(std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/flat_lora.yaml");
+  EXPECT_EQ(s.engine, "flat");
+  EXPECT_TRUE(s.lora.enabled);
+  EXPECT_EQ(s.lora.targets.size(), 7u);
+  EXPECT_EQ(s.sharding.wrap_policy, "transformer_block");
+  EXPECT_EQ(s.world_size, 2);
+}
+
+TEST(Scenario, DefaultsAreExplicitAndNameComesFromFile) {
+  Scenario s = LoadScenarioFile(Write("minimal", "model: tiny\n"));
+  EXPECT_EQ(s.name, "minimal");
+  EXPECT_EQ(s.engine, "reference");
+  EXPECT_EQ(s.train.batch_size, 4);
+  EXPECT_TRUE(s.sharding.use_orig_params);
+  EXPECT_EQ(s.optimizer.build, "after_wrap");
+}
+
+TEST(Scenario, UnknownKeyNamesFileLineAndNearestKey) {
+  const std::string path = Write("typo", "model: tiny\ntrain:\n  batch_size: 2\n  stpes: 5\n");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(path); }),
+            path + ":4: unknown key 'train.stpes' (did you mean 'train.steps'?)");
+  const std::string top = Write("typo_top", "modle: tiny\n");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(top); }), top + ":1: unknown key 'modle' (did you mean 'model'?)");
+}
+
+TEST(Scenario, WrongTypeSaysWhatWasExpected) {
+  const std::string path = Write("types", "train:\n  steps: many\n");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(path); }),
+            path + ":2: key 'train.steps': expected an integer >= 1, got 'many'");
+  const std::string neg = Write("neg", "world_size: 0\n");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(neg); }), neg + ":1: key 'world_size': expected an integer >= 1, got 0");
+  const std::string choice = Write("choice", "engine: fsdp3\n");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(choice); }),
+            choice + ":1: key 'engine': expected one of reference, flat, got 'fsdp3'");
+  const std::string section = Write("section", "train: 5\n");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(section); }),
+            section + ":1: key 'train': expected a mapping of train.* keys");
+}
+
+TEST(Scenario, ImpossibleValuesAreRejected) {
+  EXPECT_NE(ErrorOf([&] { LoadScenarioFile(Write("model", "model: gpt5\n")); }).find("not a named config"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { LoadScenarioFile(Write("lora", "lora:\n  enabled: true\n  targets: [qkv]\n")); })
+                .find("'qkv' is not a projection"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { LoadScenarioFile(Write("yaml", "train: [\n")); }).find("not valid YAML"), std::string::npos);
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile("/nonexistent/x.yaml"); }), "/nonexistent/x.yaml: no such scenario file");
+}
+
+TEST(Scenario, OverridesApplyInOrderAndAreRecorded) {
+  Scenario s = LoadScenarioFile(Write("ov", "model: tiny\n"),
+                                {"train.steps=7", "lora.enabled=true", "lora.targets=[q_proj,k_proj]", "train.steps=9"});
+  EXPECT_EQ(s.train.steps, 9);
+  EXPECT_TRUE(s.lora.enabled);
+  EXPECT_EQ(s.lora.targets, (std::vector<std::string>{"q_proj", "k_proj"}));
+  EXPECT_EQ(s.overrides.size(), 4u);
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(Write("ov2", "model: tiny\n"), {"train.step=3"}); }),
+            "override 'train.step=3': unknown key 'train.step' (did you mean 'train.steps'?)");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(Write("ov3", "model: tiny\n"), {"steps"}); }),
+            "override 'steps': expected key=value (e.g. train.steps=5)");
+}
+
+TEST(Scenario, ResolvedFormParsesBackToTheSameScenario) {
+  Scenario s = LoadScenarioFile(std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/flat_lora.yaml", {"train.lr=3e-4"});
+  YAML::Node resolved = ScenarioToYaml(s);
+  Scenario again = ParseScenario(resolved, "resolved");
+  EXPECT_EQ(YAML::Dump(ScenarioToYaml(again)), YAML::Dump(resolved));
+  EXPECT_DOUBLE_EQ(again.train.lr, 3e-4);
+}
+
+}  // namespace
+}  // namespace shardbench
