@@ -51,6 +51,10 @@ struct Scenario {
   std::string backend = "gloo";      // gloo (CPU tensors) | nccl (one GPU per rank)
   double timeout_s = 300.0;          // rendezvous, each collective, and the whole launch
   std::vector<std::string> overrides;  // key=value applied, in order (provenance)
+  // For an instance of a matrix: the base name and this instance's axis values, in axis order
+  // (key -> value as written). `name` is then "base[leaf=value,...]".
+  std::string base_name;
+  std::vector<std::pair<std::string, std::string>> matrix;
 
   std::string device() const { return backend == "nccl" ? "cuda" : "cpu"; }
   int64_t total_steps() const { return train.warmup_steps + train.steps; }

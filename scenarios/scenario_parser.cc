@@ -106,7 +106,6 @@ YAML::Node ScenarioToYaml(const Scenario& s) {
   YAML::Node root;
   for (const auto& f : ScenarioFields()) {
     // Rebuild the nesting from the dotted key.
-    YAML::Node node = root;
     std::string key = f.key;
     size_t dot;
     std::vector<std::string> parts;
@@ -118,7 +117,10 @@ YAML::Node ScenarioToYaml(const Scenario& s) {
       root[key] = f.get(s);
     } else {
       YAML::Node section = root[parts[0]];
-      for (size_t i = 1; i < parts.size(); ++i) section = section[parts[i]];
+      for (size_t i = 1; i < parts.size(); ++i) {
+        YAML::Node next = section[parts[i]];
+        section.reset(next);  // rebind; plain assignment would write through
+      }
       section[key] = f.get(s);
     }
   }

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "engine/common/error.h"
+#include "scenarios/scenario_matrix.h"
 #include "scenarios/scenario_parser.h"
 #include "tests/multi_rank.h"
 
@@ -99,6 +100,52 @@ TEST(Scenario, ResolvedFormParsesBackToTheSameScenario) {
   Scenario again = ParseScenario(resolved, "resolved");
   EXPECT_EQ(YAML::Dump(ScenarioToYaml(again)), YAML::Dump(resolved));
   EXPECT_DOUBLE_EQ(again.train.lr, 3e-4);
+}
+
+}  // namespace
+}  // namespace shardbench
+
+namespace shardbench {
+namespace {
+
+TEST(ScenarioMatrix, CartesianProductMinusExcludes) {
+  auto all = LoadScenarioInstances(std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/lora_blowup.yaml");
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].name, "lora_blowup[use_orig_params=true,wrap_policy=transformer_block]");
+  EXPECT_EQ(all[1].name, "lora_blowup[use_orig_params=true,wrap_policy=lora_separate]");
+  EXPECT_EQ(all[2].name, "lora_blowup[use_orig_params=false,wrap_policy=lora_separate]");
+  EXPECT_FALSE(all[2].sharding.use_orig_params);
+  EXPECT_EQ(all[2].sharding.wrap_policy, "lora_separate");
+  EXPECT_EQ(all[2].base_name, "lora_blowup");
+  EXPECT_EQ(all[2].matrix, (std::vector<std::pair<std::string, std::string>>{
+                               {"sharding.use_orig_params", "false"}, {"sharding.wrap_policy", "lora_separate"}}));
+  // Shared values stay as the file says.
+  for (const auto& s : all) EXPECT_EQ(s.train.steps, 6);
+}
+
+TEST(ScenarioMatrix, OverridesApplyAfterTheMatrix) {
+  auto all = LoadScenarioInstances(std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/lora_blowup.yaml",
+                                   {"sharding.wrap_policy=none", "train.steps=2"});
+  ASSERT_EQ(all.size(), 3u);
+  for (const auto& s : all) {
+    EXPECT_EQ(s.sharding.wrap_policy, "none");
+    EXPECT_EQ(s.train.steps, 2);
+  }
+}
+
+TEST(ScenarioMatrix, BadAxesAndExcludesAreNamed) {
+  const std::string axis = Write("m1", "model: tiny\nmatrix:\n  sharding.use_orig_param: [true]\n");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioInstances(axis); }),
+            axis + ":3: matrix axis 'sharding.use_orig_param' is not a scenario key (did you mean 'sharding.use_orig_params'?)");
+  const std::string empty = Write("m2", "model: tiny\nmatrix:\n  world_size: []\n");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioInstances(empty); }),
+            empty + ":3: matrix axis 'world_size' must be a non-empty list of values");
+  const std::string value = Write("m3", "model: tiny\nmatrix:\n  engine: [flat, fsdp9]\n");
+  EXPECT_NE(ErrorOf([&] { LoadScenarioInstances(value); }).find("key 'engine': expected one of reference, flat, got 'fsdp9'"),
+            std::string::npos);
+  const std::string excl = Write("m4", "model: tiny\nmatrix:\n  world_size: [1, 2]\nexclude:\n  - {engine: flat}\n");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioInstances(excl); }),
+            excl + ":5: exclude names 'engine', which is not a matrix axis");
 }
 
 }  // namespace

@@ -1,0 +1,145 @@
+#include "scenarios/scenario_matrix.h"
+
+#include <filesystem>
+
+#include <yaml-cpp/yaml.h>
+
+#include "engine/common/error.h"
+#include "scenarios/scenario_fields.h"
+#include "scenarios/scenario_parser.h"
+
+namespace shardbench {
+namespace {
+
+struct Axis {
+  std::string key;
+  std::vector<YAML::Node> values;
+};
+
+std::string Line(const std::string& path, const YAML::Node& n) {
+  return n.Mark().line < 0 ? path : path + ":" + std::to_string(n.Mark().line + 1);
+}
+
+std::string Leaf(const std::string& key) {
+  const auto dot = key.rfind('.');
+  return dot == std::string::npos ? key : key.substr(dot + 1);
+}
+
+std::string ScalarText(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : YAML::Dump(n); }
+
+std::vector<Axis> ReadAxes(const YAML::Node& matrix, const std::string& path) {
+  if (!matrix.IsMap()) throw InputError(Line(path, matrix) + ": 'matrix' must map scenario keys to lists of values");
+  std::vector<Axis> axes;
+  for (const auto& kv : matrix) {
+    const std::string key = kv.first.as<std::string>();
+    if (!FindScenarioField(key)) {
+      throw InputError(Line(path, kv.first) + ": matrix axis '" + key + "' is not a scenario key (did you mean '" +
+                       NearestScenarioKey(key) + "'?)");
+    }
+    if (key == "name") throw InputError(Line(path, kv.first) + ": 'name' cannot be a matrix axis");
+    if (!kv.second.IsSequence() || kv.second.size() == 0) {
+      throw InputError(Line(path, kv.second) + ": matrix axis '" + key + "' must be a non-empty list of values");
+    }
+    Axis axis{key, {}};
+    for (const auto& v : kv.second) axis.values.push_back(v);
+    axes.push_back(axis);
+  }
+  return axes;
+}
+
+// An exclude entry matches a point when every key it names has the point's value.
+bool Excluded(const YAML::Node& exclude, const std::vector<Axis>& axes, const std::vector<size_t>& point) {
+  for (const auto& entry : exclude) {
+    bool all = true;
+    for (const auto& kv : entry) {
+      const std::string key = kv.first.as<std::string>();
+      for (size_t a = 0; a < axes.size(); ++a) {
+        if (axes[a].key == key && ScalarText(axes[a].values[point[a]]) != ScalarText(kv.second)) all = false;
+      }
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
+void CheckExclude(const YAML::Node& exclude, const std::vector<Axis>& axes, const std::string& path) {
+  if (!exclude.IsSequence()) throw InputError(Line(path, exclude) + ": 'exclude' must be a list of {axis: value} maps");
+  for (const auto& entry : exclude) {
+    if (!entry.IsMap() || entry.size() == 0) throw InputError(Line(path, entry) + ": each 'exclude' entry must map axes to values");
+    for (const auto& kv : entry) {
+      const std::string key = kv.first.as<std::string>();
+      bool known = false;
+      for (const auto& a : axes) known |= a.key == key;
+      if (!known) throw InputError(Line(path, kv.first) + ": exclude names '" + key + "', which is not a matrix axis");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::vector<std::string>& overrides) {
+  if (!std::filesystem::is_regular_file(path)) throw InputError(path + ": no such scenario file");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  if (!root.IsMap()) throw InputError(path + ": expected a mapping of scenario keys at the top level");
+  YAML::Node matrix = root["matrix"], exclude = root["exclude"];
+  if (!matrix && exclude) throw InputError(Line(path, exclude) + ": 'exclude' without a 'matrix'");
+  YAML::Node base = YAML::Clone(root);
+  base.remove("matrix");
+  base.remove("exclude");
+  if (!matrix) return {ParseScenario(base, path, overrides)};
+
+  const std::vector<Axis> axes = ReadAxes(matrix, path);
+  if (exclude) CheckExclude(exclude, axes, path);
+  const std::string base_name = base["name"] ? base["name"].as<std::string>() : std::filesystem::path(path).stem().string();
+  std::vector<Scenario> out;
+  std::vector<size_t> point(axes.size(), 0);
+  while (true) {
+    if (!exclude || !Excluded(exclude, axes, point)) {
+      YAML::Node instance = YAML::Clone(base);
+      std::string name = base_name + "[";
+      std::vector<std::pair<std::string, std::string>> coords;
+      for (size_t a = 0; a < axes.size(); ++a) {
+        // Set the axis value inside the nested map, as if the file had said it.
+        std::string key = axes[a].key;
+        size_t dot;
+        std::vector<std::string> parts;
+        while ((dot = key.find('.')) != std::string::npos) {
+          parts.push_back(key.substr(0, dot));
+          key = key.substr(dot + 1);
+        }
+        // yaml-cpp: `node = other` writes through to what node refers to; reset() rebinds.
+        YAML::Node section;
+        section.reset(instance);
+        for (const auto& part : parts) {
+          if (!section[part] || !section[part].IsMap()) section[part] = YAML::Node(YAML::NodeType::Map);
+          YAML::Node next = section[part];
+          section.reset(next);
+        }
+        section[key] = axes[a].values[point[a]];
+        const std::string value = ScalarText(axes[a].values[point[a]]);
+        name += (a ? "," : "") + Leaf(axes[a].key) + "=" + value;
+        coords.push_back({axes[a].key, value});
+      }
+      instance["name"] = name + "]";
+      Scenario s = ParseScenario(instance, path, overrides);
+      s.base_name = base_name;
+      s.matrix = coords;
+      out.push_back(s);
+    }
+    size_t a = axes.size();
+    while (a > 0) {
+      --a;
+      if (++point[a] < axes[a].values.size()) break;
+      point[a] = 0;
+      if (a == 0) return out;
+    }
+    if (axes.empty()) return out;
+  }
+}
+
+}  // namespace shardbench

@@ -1,0 +1,17 @@
+// A scenario file's `matrix:` (dotted key -> list of values) expands to the cartesian product
+// of its axes, minus the points that match an entry of `exclude:`. Each point is a named
+// instance: "base[leaf=value,...]", e.g. lora_blowup[use_orig_params=true,wrap_policy=lora_separate].
+// Values are applied after the file's own keys and before command-line overrides.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+
+namespace shardbench {
+
+// Every instance of the file (one if it has no matrix), fully resolved and validated.
+std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace shardbench
