@@ -12,6 +12,7 @@
 #include "engine/common/error.h"
 #include "engine/model/llama_config.h"
 #include "scenarios/scenario_parser.h"
+#include "suites/suite.h"
 
 namespace {
 
@@ -32,7 +33,7 @@ int main(int argc, char** argv) {
 
   cli::RunArgs run;
   auto* run_cmd = app.add_subcommand("run", "Run a scenario across local ranks (or as one rank under torchrun/srun)");
-  run_cmd->add_option("scenario", run.target, "Scenario YAML file")->required();
+  run_cmd->add_option("target", run.target, "Suite or scenario: a YAML file or a shipped name (see `list`)")->required();
   run_cmd->add_option("--nproc", run.nproc, "Local ranks to spawn (default: the scenario's world_size)");
   run_cmd->add_option("--out", run.out_dir, "Results directory (default: results/<name>-<timestamp>)");
   run_cmd->add_flag("--quiet", run.quiet, "No progress lines or summary");
@@ -40,11 +41,12 @@ int main(int argc, char** argv) {
 
   std::string show_target;
   std::vector<std::string> show_overrides;
-  auto* show_cmd = app.add_subcommand("show", "Print the fully resolved scenario");
-  show_cmd->add_option("scenario", show_target, "Scenario YAML file")->required();
+  auto* show_cmd = app.add_subcommand("show", "Print the fully resolved scenario instances (matrix expanded)");
+  show_cmd->add_option("target", show_target, "Suite or scenario: a file or a shipped name")->required();
   show_cmd->add_option("overrides", show_overrides, "key=value overrides");
 
   auto* models_cmd = app.add_subcommand("models", "List the named model configs");
+  auto* list_cmd = app.add_subcommand("list", "List the shipped suites and scenarios");
 
   try {
     app.parse(argc, argv);
@@ -56,7 +58,14 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cli::RunCommand(run, SelfExe(argv[0]));
     if (*show_cmd) {
-      std::cout << ScenarioToYaml(LoadScenarioFile(show_target, show_overrides)) << "\n";
+      for (const Job& job : ResolveTarget(show_target, show_overrides, nullptr)) {
+        std::cout << "# " << job.scenario.name << "  (repetitions " << job.repetitions << ", expect " << job.expect
+                  << ")\n---\n" << ScenarioToYaml(job.scenario) << "\n\n";
+      }
+      return 0;
+    }
+    if (*list_cmd) {
+      for (const auto& row : ListShipped()) std::printf("%-9s %-18s %s\n", row[0].c_str(), row[1].c_str(), row[2].c_str());
       return 0;
     }
     if (*models_cmd) {

@@ -2,23 +2,24 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
-#include <sstream>
 
+#include "cli/summary.h"
 #include "engine/comm/process_launcher.h"
 #include "engine/comm/rendezvous.h"
 #include "engine/common/error.h"
 #include "reporters/provenance.h"
+#include "reporters/repetitions.h"
 #include "reporters/run_result.h"
 #include "scenarios/scenario_parser.h"
 #include "suites/scenario_runner.h"
+#include "suites/suite.h"
 
 namespace shardbench::cli {
+namespace fs = std::filesystem;
 namespace {
 
 std::string Timestamp() {
@@ -28,6 +29,14 @@ std::string Timestamp() {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
   return buf;
+}
+
+// "lora_blowup[use_orig_params=true,wrap_policy=lora_separate]" -> a file name.
+std::string SafeName(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '=' || c == '_') ? c : '_';
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
 }
 
 std::string Tail(const std::string& path, size_t lines) {
@@ -40,99 +49,127 @@ std::string Tail(const std::string& path, size_t lines) {
   return out;
 }
 
-const nlohmann::json* FindMetric(const nlohmann::json& result, const std::string& name) {
-  for (const auto& m : result["metrics"]) {
-    if (m["name"] == name) return &m;
-  }
-  return nullptr;
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
 }
 
-void PrintSummary(const RunResult& r, const std::string& path) {
-  const nlohmann::json j = ToJson(r);
-  auto median = [&](const char* name) {
-    const auto* m = FindMetric(j, name);
-    return m && !(*m)["median"].is_null() ? (*m)["median"].get<double>() : 0.0;
-  };
-  std::printf("\n%s  [%s]\n", r.scenario["name"].get<std::string>().c_str(), r.status.c_str());
-  std::printf("  loss            %.4f -> %.4f over %zu steps\n", r.loss.front(), r.loss.back(), r.loss.size());
-  std::printf("  tokens/s        %.0f (global, median)  %.0f per rank\n", median("tokens_per_s"),
-              median("tokens_per_s_per_rank"));
-  std::printf("  step time       %.2f ms (p50)   optimizer share %.1f%%\n", median("step_time") * 1e3,
-              100 * median("optimizer_share"));
-  std::printf("  params          %.0f total, %.0f trainable\n", median("params_total"), median("params_trainable"));
-  std::printf("  memory/rank     params %.1f MiB, grads %.1f MiB, optimizer %.1f MiB, peak RSS %.0f MiB\n",
-              median("param_bytes") / 1048576, median("grad_bytes") / 1048576, median("optim_state_bytes") / 1048576,
-              median("host_rss_peak") / 1048576);
-  for (const auto& c : r.checks) std::printf("  check %-9s %s  %s\n", c.name.c_str(), c.passed ? "PASS" : "FAIL", c.detail.c_str());
-  std::printf("  results         %s\n", path.c_str());
-}
-
-// This process is one rank (launched by us, torchrun or srun).
+// This process is one rank of one repetition (launched by us, torchrun or srun).
 int RunAsRank(const Scenario& s, const comm::RankEnv& env, const std::string& out_dir, bool quiet) {
   RunnerOptions opts;
-  opts.run_id = s.name + "-" + Timestamp();
-  const bool tty = isatty(STDOUT_FILENO);
-  if (!quiet) {
-    opts.on_step = [tty](const StepProgress& p) {
-      std::printf("%sstep %3lld/%lld%s loss %.4f  %8.0f tok/s  rss %5.0f MiB%s", tty ? "\r" : "",
-                  static_cast<long long>(p.step), static_cast<long long>(p.total), p.warmup ? " (warmup)" : "         ",
-                  p.loss, p.tokens_per_s, p.rss_bytes / 1048576.0, tty ? "" : "\n");
-      std::fflush(stdout);
-    };
-  }
+  opts.run_id = s.name + "-" + Timestamp() + "-" + std::to_string(getpid());
+  if (!quiet) opts.on_step = ProgressPrinter(isatty(STDOUT_FILENO));
   std::optional<RunResult> result = RunScenarioRank(s, env, opts);
   if (!result) return 0;
-  const std::string path = out_dir + "/" + s.name + ".json";
-  WriteFileAtomically(path, ToJson(*result).dump(2) + "\n");
-  if (!quiet) PrintSummary(*result, path);
+  WriteFileAtomically(out_dir + "/result.json", ToJson(*result).dump(2) + "\n");
   return result->status == "ok" ? 0 : 1;
+}
+
+struct Outcome {
+  int exit_code = 0;  // of the repetition: 0 ok, 1 a check failed, 2 input, 3 infra
+  std::string message;
+};
+
+// One repetition of one instance: its ranks, launched here (world size 1 runs in-process).
+Outcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, const std::string& self_exe, bool quiet) {
+  fs::create_directories(rep_dir);
+  // The child ranks run exactly this resolved scenario (kept beside the results).
+  const std::string resolved = rep_dir + "/scenario.yaml";
+  WriteFileAtomically(resolved, YAML::Dump(ScenarioToYaml(s)) + "\n");
+  if (s.world_size == 1) {
+    comm::RankEnv single;
+    try {
+      return {RunAsRank(s, single, rep_dir, quiet), ""};
+    } catch (const Error& e) {
+      return {static_cast<int>(e.code()), e.what()};
+    }
+  }
+  comm::LaunchSpec spec;
+  spec.argv = {self_exe, "run", resolved, "--out", rep_dir};
+  if (quiet) spec.argv.push_back("--quiet");
+  spec.nproc = s.world_size;
+  spec.master_addr = comm::RankEnv::FromEnvironment().master_addr;
+  spec.timeout = std::chrono::milliseconds(static_cast<int64_t>(s.timeout_s * 1000) * 2 + 60000);
+  spec.log_dir = rep_dir + "/logs";
+  spec.rank0_to_terminal = true;
+  fs::create_directories(spec.log_dir);
+  std::fflush(stdout);
+  const comm::LaunchResult launched = comm::LaunchLocalRanks(spec);
+  if (launched.ok) return {0, ""};
+  Outcome o{3, launched.message};
+  if (launched.failed_rank >= 0) {
+    const int code = launched.ranks[launched.failed_rank].exit_code;
+    if (code == 1 || code == 2) o.exit_code = code;  // a failed check or bad input, not infrastructure
+    if (launched.failed_rank != 0) {
+      const std::string log = spec.log_dir + "/rank" + std::to_string(launched.failed_rank) + ".log";
+      o.message += "; last lines of " + log + ":\n" + Tail(log, 15);
+    }
+  }
+  return o;
 }
 
 }  // namespace
 
 int RunCommand(const RunArgs& args, const std::string& self_exe) {
-  std::vector<std::string> overrides = args.overrides;
   const comm::RankEnv env = comm::RankEnv::FromEnvironment();
   if (env.from_launcher) {
-    // One rank of a job someone else launched: the launcher already resolved world size.
-    Scenario s = LoadScenarioFile(args.target, overrides);
-    return RunAsRank(s, env, args.out_dir.empty() ? "results/" + s.name : args.out_dir, args.quiet);
+    // One rank of a job: the target is one resolved scenario (no matrix).
+    const Scenario s = LoadScenarioFile(args.target, args.overrides);
+    return RunAsRank(s, env, args.out_dir.empty() ? "results/" + SafeName(s.name) : args.out_dir, args.quiet);
   }
+  std::vector<std::string> overrides = args.overrides;
   if (args.nproc < 0) throw InputError("--nproc must be at least 1, got " + std::to_string(args.nproc));
   if (args.nproc > 0) overrides.push_back("world_size=" + std::to_string(args.nproc));
-  Scenario s = LoadScenarioFile(args.target, overrides);  // bad input fails here, before any launch
-  const std::string out_dir = args.out_dir.empty() ? "results/" + s.name + "-" + Timestamp() : args.out_dir;
-  std::filesystem::create_directories(out_dir);
-  if (s.world_size == 1) return RunAsRank(s, env, out_dir, args.quiet);
+  std::string title;
+  const std::vector<Job> jobs = ResolveTarget(args.target, overrides, &title);  // bad input fails before any launch
+  const std::string out_dir = args.out_dir.empty() ? "results/" + SafeName(title) + "-" + Timestamp() : args.out_dir;
+  fs::create_directories(out_dir);
 
-  // Spawn world_size local ranks of ourselves. Rank 0 talks to the terminal; every rank also
-  // keeps a log so a failure can be shown with its context.
-  comm::LaunchSpec spec;
-  spec.argv = {self_exe, "run", args.target, "--out", out_dir};
-  if (args.quiet) spec.argv.push_back("--quiet");
-  spec.argv.insert(spec.argv.end(), overrides.begin(), overrides.end());
-  spec.nproc = s.world_size;
-  spec.master_addr = env.master_addr;
-  spec.timeout = std::chrono::milliseconds(static_cast<int64_t>(s.timeout_s * 1000) * 2 + 60000);
-  spec.log_dir = out_dir + "/logs";
-  spec.rank0_to_terminal = true;
-  std::filesystem::create_directories(spec.log_dir);
-  if (!args.quiet) std::printf("launching %d ranks (%s), logs in %s\n", s.world_size, s.backend.c_str(), spec.log_dir.c_str());
-  std::fflush(stdout);
-  const comm::LaunchResult launched = comm::LaunchLocalRanks(spec);
-  if (launched.ok) return 0;
-  std::fprintf(stderr, "shardbench run: %s\n", launched.message.c_str());
-  int code = 3;
-  if (launched.failed_rank >= 0) {
-    const int rank = launched.failed_rank;
-    const int child_code = launched.ranks[rank].exit_code;
-    if (child_code == 1 || child_code == 2) code = child_code;  // a failed check or bad input, not infrastructure
-    if (rank != 0) {
-      const std::string log = spec.log_dir + "/rank" + std::to_string(rank) + ".log";
-      std::fprintf(stderr, "last lines of %s:\n%s", log.c_str(), Tail(log, 15).c_str());
+  nlohmann::json index = {{"schema_version", kResultsSchemaVersion}, {"target", title}, {"started_at", NowIso8601Utc()},
+                          {"instances", nlohmann::json::array()}};
+  int worst = 0;
+  bool all_as_expected = true;
+  for (const Job& job : jobs) {
+    const std::string safe = SafeName(job.scenario.name);
+    if (!args.quiet) std::printf("== %s (%d rank%s, %d repetition%s)\n", job.scenario.name.c_str(), job.scenario.world_size,
+                                 job.scenario.world_size > 1 ? "s" : "", job.repetitions, job.repetitions > 1 ? "s" : "");
+    std::vector<nlohmann::json> reps;
+    Outcome last;
+    for (int r = 0; r < job.repetitions; ++r) {
+      last = LaunchRepetition(job.scenario, out_dir + "/" + safe + "/rep" + std::to_string(r), self_exe, args.quiet);
+      const std::string result = out_dir + "/" + safe + "/rep" + std::to_string(r) + "/result.json";
+      if (last.exit_code > 1 || !fs::is_regular_file(result)) break;
+      reps.push_back(ReadJson(result));
     }
+    nlohmann::json entry = {{"name", job.scenario.name}, {"file", nullptr}, {"expect", job.expect}, {"why", job.why},
+                            {"repetitions", reps.size()}};
+    std::string status = "error";
+    if (!reps.empty() && last.exit_code <= 1) {
+      nlohmann::json merged = MergeRepetitions(reps);
+      const std::string file = safe + ".json";
+      WriteFileAtomically(out_dir + "/" + file, merged.dump(2) + "\n");
+      entry["file"] = file;
+      status = merged["status"];
+      entry["message"] = merged["message"];
+      if (!args.quiet) PrintSummary(merged, out_dir + "/" + file);
+    } else {
+      entry["message"] = last.message;
+      std::fprintf(stderr, "shardbench run: %s: %s\n", job.scenario.name.c_str(), last.message.c_str());
+      if (job.expect != "error") worst = std::max(worst, last.exit_code);
+    }
+    // green: every check passed; red: a check failed; error: it could not run (bad input such
+    // as a combination the engine refuses, or infrastructure).
+    const std::string colour = status == "ok" ? "green" : status == "failed" ? "red" : "error";
+    entry["status"] = status;
+    entry["colour"] = colour;
+    entry["as_expected"] = colour == job.expect;
+    all_as_expected &= entry["as_expected"].get<bool>();
+    index["instances"].push_back(entry);
+    WriteFileAtomically(out_dir + "/index.json", index.dump(2) + "\n");  // progress survives a crash
   }
-  return code;
+  if (!args.quiet) PrintIndex(index, out_dir);
+  if (worst >= 2) return worst;
+  return all_as_expected ? 0 : 1;
 }
 
 }  // namespace shardbench::cli

@@ -91,7 +91,16 @@ std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::
   YAML::Node base = YAML::Clone(root);
   base.remove("matrix");
   base.remove("exclude");
-  if (!matrix) return {ParseScenario(base, path, overrides)};
+  // A name override renames the base; the matrix coordinates are still appended to it.
+  std::vector<std::string> rest;
+  for (const auto& o : overrides) {
+    if (o.rfind("name=", 0) == 0) {
+      base["name"] = o.substr(5);
+    } else {
+      rest.push_back(o);
+    }
+  }
+  if (!matrix) return {ParseScenario(base, path, rest)};
 
   const std::vector<Axis> axes = ReadAxes(matrix, path);
   if (exclude) CheckExclude(exclude, axes, path);
@@ -126,7 +135,7 @@ std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::
         coords.push_back({axes[a].key, value});
       }
       instance["name"] = name + "]";
-      Scenario s = ParseScenario(instance, path, overrides);
+      Scenario s = ParseScenario(instance, path, rest);
       s.base_name = base_name;
       s.matrix = coords;
       out.push_back(s);

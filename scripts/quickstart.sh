@@ -6,4 +6,4 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 ./scripts/setup.sh
 ./scripts/build.sh
-exec ./build/shardbench run scenarios/smoke.yaml "$@"
+exec ./build/shardbench run smoke "$@"

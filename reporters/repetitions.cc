@@ -1,0 +1,59 @@
+#include "reporters/repetitions.h"
+
+#include <stdexcept>
+
+#include "reporters/statistics.h"
+
+namespace shardbench {
+namespace {
+int Severity(const std::string& status) { return status == "ok" ? 0 : status == "failed" ? 1 : 2; }
+}  // namespace
+
+nlohmann::json MergeRepetitions(const std::vector<nlohmann::json>& reps) {
+  if (reps.empty()) throw std::invalid_argument("no repetitions to merge");
+  nlohmann::json merged = reps.front();
+  merged["repetitions"] = reps.size();
+  // Metrics: all samples, plus each repetition's median.
+  for (size_t m = 0; m < merged["metrics"].size(); ++m) {
+    nlohmann::json& metric = merged["metrics"][m];
+    std::vector<double> samples, medians;
+    for (const auto& rep : reps) {
+      const auto& rm = rep["metrics"][m];
+      if (rm["name"] != metric["name"]) throw std::invalid_argument("repetitions disagree on metric order");
+      for (const auto& x : rm["samples"]) samples.push_back(x.get<double>());
+      if (!rm["median"].is_null()) medians.push_back(rm["median"].get<double>());
+    }
+    metric["samples"] = samples;
+    metric["repetition_medians"] = medians;
+    if (!samples.empty()) {
+      const Summary s = Summarize(samples);
+      metric["median"] = s.median;
+      metric["p10"] = s.p10;
+      metric["p90"] = s.p90;
+      metric["min"] = s.min;
+      metric["max"] = s.max;
+    }
+  }
+  // Checks: a check fails if it failed in any repetition (its detail from the first failure).
+  for (size_t c = 0; c < merged["checks"].size(); ++c) {
+    for (size_t r = 1; r < reps.size(); ++r) {
+      const auto& rc = reps[r]["checks"][c];
+      if (!rc["passed"].get<bool>() && merged["checks"][c]["passed"].get<bool>()) {
+        merged["checks"][c] = rc;
+        merged["checks"][c]["detail"] = "repetition " + std::to_string(r) + ": " + rc["detail"].get<std::string>();
+      }
+    }
+  }
+  for (const auto& rep : reps) {
+    if (Severity(rep["status"]) > Severity(merged["status"])) {
+      merged["status"] = rep["status"];
+      merged["message"] = rep["message"];
+    }
+  }
+  nlohmann::json losses = nlohmann::json::array();
+  for (const auto& rep : reps) losses.push_back(rep["loss"]);
+  merged["loss_by_repetition"] = losses;
+  return merged;
+}
+
+}  // namespace shardbench

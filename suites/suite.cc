@@ -1,0 +1,163 @@
+#include "suites/suite.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <yaml-cpp/yaml.h>
+
+#include "engine/common/error.h"
+#include "scenarios/scenario_matrix.h"
+
+namespace shardbench {
+namespace fs = std::filesystem;
+namespace {
+
+std::string Line(const std::string& path, const YAML::Node& n) {
+  return n.Mark().line < 0 ? path : path + ":" + std::to_string(n.Mark().line + 1);
+}
+
+bool IsSuiteFile(const std::string& path) {
+  try {
+    YAML::Node root = YAML::LoadFile(path);
+    return root.IsMap() && root["runs"];
+  } catch (const YAML::Exception&) {
+    return false;  // let the scenario parser report the YAML error with its line
+  }
+}
+
+}  // namespace
+
+std::string ProjectDir() {
+  if (const char* home = std::getenv("SHARDBENCH_HOME"); home && *home) return home;
+  return SHARDBENCH_SOURCE_DIR;
+}
+
+Suite LoadSuiteFile(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
+  }
+  Suite suite;
+  suite.source = path;
+  suite.name = fs::path(path).stem().string();
+  for (const auto& kv : root) {
+    const std::string key = kv.first.as<std::string>();
+    if (key == "name") suite.name = kv.second.as<std::string>();
+    else if (key == "description") suite.description = kv.second.as<std::string>();
+    else if (key != "runs") throw InputError(Line(path, kv.first) + ": unknown suite key '" + key + "' (expected name, description, runs)");
+  }
+  if (!root["runs"].IsSequence() || root["runs"].size() == 0) {
+    throw InputError(Line(path, root["runs"]) + ": 'runs' must be a non-empty list");
+  }
+  for (const auto& entry : root["runs"]) {
+    if (!entry.IsMap() || !entry["scenario"]) throw InputError(Line(path, entry) + ": each run needs 'scenario: FILE'");
+    SuiteRun run;
+    for (const auto& kv : entry) {
+      const std::string key = kv.first.as<std::string>();
+      const std::string where = Line(path, kv.first);
+      try {
+        if (key == "scenario") {
+          run.scenario_file = (fs::path(path).parent_path() / kv.second.as<std::string>()).lexically_normal().string();
+        } else if (key == "repetitions") {
+          run.repetitions = kv.second.as<int>();
+          if (run.repetitions < 1) throw InputError(where + ": 'repetitions' must be >= 1");
+        } else if (key == "overrides") {
+          run.overrides = kv.second.as<std::vector<std::string>>();
+        } else if (key == "expect") {
+          run.expect = kv.second.as<std::string>();
+          if (run.expect != "green" && run.expect != "red" && run.expect != "error") {
+            throw InputError(where + ": 'expect' must be green, red or error");
+          }
+        } else if (key == "name") {
+          run.name = kv.second.as<std::string>();
+        } else if (key == "why") {
+          run.why = kv.second.as<std::string>();
+        } else {
+          throw InputError(where + ": unknown run key '" + key + "' (expected scenario, name, repetitions, overrides, expect, why)");
+        }
+      } catch (const YAML::Exception&) {
+        throw InputError(where + ": key '" + key + "' has the wrong type");
+      }
+    }
+    if (!fs::is_regular_file(run.scenario_file)) {
+      throw InputError(Line(path, entry["scenario"]) + ": scenario file " + run.scenario_file + " does not exist");
+    }
+    suite.runs.push_back(run);
+  }
+  return suite;
+}
+
+std::vector<Job> ResolveTarget(const std::string& target, const std::vector<std::string>& overrides, std::string* title) {
+  std::string path = target;
+  if (!fs::is_regular_file(path)) {
+    for (const char* dir : {"suites", "scenarios"}) {
+      const std::string candidate = ProjectDir() + "/" + dir + "/" + target + ".yaml";
+      if (fs::is_regular_file(candidate)) {
+        path = candidate;
+        break;
+      }
+    }
+  }
+  if (!fs::is_regular_file(path)) {
+    throw InputError("'" + target + "' is neither a file nor a shipped suite or scenario (see `shardbench list`)");
+  }
+  std::vector<Job> jobs;
+  if (IsSuiteFile(path)) {
+    const Suite suite = LoadSuiteFile(path);
+    if (title) *title = suite.name;
+    for (const auto& run : suite.runs) {
+      std::vector<std::string> all = run.overrides;
+      all.insert(all.end(), overrides.begin(), overrides.end());
+      if (!run.name.empty()) all.insert(all.begin(), "name=" + run.name);
+      for (auto& s : LoadScenarioInstances(run.scenario_file, all)) jobs.push_back({s, run.repetitions, run.expect, run.why});
+    }
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      for (size_t j = 0; j < i; ++j) {
+        if (jobs[i].scenario.name == jobs[j].scenario.name) {
+          throw InputError(path + ": two runs are both named '" + jobs[i].scenario.name + "'; give one a 'name:'");
+        }
+      }
+    }
+  } else {
+    auto instances = LoadScenarioInstances(path, overrides);
+    if (title) *title = instances.front().base_name.empty() ? instances.front().name : instances.front().base_name;
+    for (auto& s : instances) jobs.push_back({s, 1, "green", ""});
+  }
+  return jobs;
+}
+
+std::vector<std::vector<std::string>> ListShipped() {
+  std::vector<std::vector<std::string>> rows;
+  for (const char* dir : {"suites", "scenarios"}) {
+    const fs::path d = fs::path(ProjectDir()) / dir;
+    if (!fs::is_directory(d)) continue;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(d)) {
+      if (e.path().extension() == ".yaml") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) {
+      std::string what;
+      if (std::string(dir) == "suites") {
+        try {
+          const Suite s = LoadSuiteFile(f.string());
+          what = s.description + " (" + std::to_string(s.runs.size()) + " runs)";
+        } catch (const Error& e) {
+          what = std::string("invalid: ") + e.what();
+        }
+      } else {
+        try {
+          what = std::to_string(LoadScenarioInstances(f.string()).size()) + " instance(s)";
+        } catch (const Error& e) {
+          what = std::string("invalid: ") + e.what();
+        }
+      }
+      rows.push_back({std::string(dir) == "suites" ? "suite" : "scenario", f.stem().string(), what});
+    }
+  }
+  return rows;
+}
+
+}  // namespace shardbench

@@ -1,0 +1,103 @@
+// The shardbench command end to end: the smoke suite, exit codes for bad input, the index and
+// results files, and a rank that fails a check.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/multi_rank.h"
+
+namespace shardbench {
+namespace {
+
+struct Command {
+  int exit_code;
+  std::string output;  // stdout + stderr
+};
+
+Command Shardbench(const std::string& args) {
+  const std::string cmd = std::string(SHARDBENCH_CLI) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), pipe)) out.append(buf, n);
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+nlohmann::json Load(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+TEST(Cli, SmokeSuiteRunsGreenAndWritesIndexAndResults) {
+  const std::string out = testing::MakeTempDir("cli_smoke");
+  const Command c = Shardbench("run smoke --quiet --out " + out + " train.steps=4");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto index = Load(out + "/index.json");
+  ASSERT_EQ(index["instances"].size(), 2u);
+  for (const auto& e : index["instances"]) {
+    EXPECT_EQ(e["colour"], "green") << e.dump();
+    EXPECT_TRUE(e["as_expected"].get<bool>());
+    const auto r = Load(out + "/" + e["file"].get<std::string>());
+    EXPECT_EQ(r["schema_version"], 1);
+    EXPECT_EQ(r["status"], "ok");
+    EXPECT_EQ(r["loss"].size(), 6u);  // 2 warmup + 4 measured
+    EXPECT_EQ(r["provenance"]["world_size"], 2);
+    EXPECT_EQ(r["provenance"]["backend"], "gloo");
+  }
+  // The resolved scenario each repetition ran is kept beside its results.
+  EXPECT_TRUE(std::filesystem::is_regular_file(out + "/smoke_flat/rep0/scenario.yaml"));
+}
+
+TEST(Cli, BadInputExitsTwoNamingTheProblem) {
+  Command c = Shardbench("run smoke --quiet --out " + testing::MakeTempDir("cli_bad") + " train.stpes=3");
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.output.find("unknown key 'train.stpes' (did you mean 'train.steps'?)"), std::string::npos) << c.output;
+  c = Shardbench("run no_such_thing");
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.output.find("'no_such_thing' is neither a file nor a shipped suite or scenario"), std::string::npos);
+  c = Shardbench("run smoke --nproc=-1");
+  EXPECT_EQ(c.exit_code, 2) << c.output;
+  c = Shardbench("frobnicate");
+  EXPECT_EQ(c.exit_code, 2) << c.output;
+}
+
+TEST(Cli, RefusedCombinationExitsTwoWithPyTorchsMessage) {
+  const Command c = Shardbench("run " + std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/flat_lora.yaml --quiet --out " +
+                               testing::MakeTempDir("cli_refused") + " sharding.use_orig_params=false train.steps=2");
+  EXPECT_EQ(c.exit_code, 2) << c.output;
+  EXPECT_NE(c.output.find("Must flatten tensors with uniform requires_grad when use_orig_params=False"), std::string::npos)
+      << c.output;
+}
+
+TEST(Cli, SilentNoLearningIsRedWithExitOne) {
+  const std::string out = testing::MakeTempDir("cli_red");
+  const Command c = Shardbench("run " + std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/flat_lora.yaml --quiet --out " +
+                               out + " sharding.use_orig_params=false sharding.wrap_policy=lora_separate " +
+                               "optimizer.build=before_wrap train.steps=3");
+  EXPECT_EQ(c.exit_code, 1) << c.output;
+  const auto r = Load(out + "/flat_lora.json");
+  EXPECT_EQ(r["status"], "failed");
+  EXPECT_FALSE(r["checks"][0]["passed"].get<bool>());
+  EXPECT_NE(r["checks"][0]["detail"].get<std::string>().find("trainable unchanged: 28"), std::string::npos)
+      << r["checks"][0]["detail"];
+}
+
+TEST(Cli, ListAndShow) {
+  Command c = Shardbench("list");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("smoke"), std::string::npos);
+  EXPECT_NE(c.output.find("lora_blowup"), std::string::npos);
+  c = Shardbench("show lora_blowup");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("# lora_blowup[use_orig_params=false,wrap_policy=lora_separate]"), std::string::npos) << c.output;
+}
+
+}  // namespace
+}  // namespace shardbench
