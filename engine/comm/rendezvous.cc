@@ -80,7 +80,10 @@ c10::intrusive_ptr<c10d::Store> Rendezvous(const RankEnv& env, std::chrono::mill
   opts.isServer = env.rank == 0;
   opts.numWorkers = env.world_size;
   opts.waitWorkers = false;  // our own join barrier below names the missing ranks
-  opts.timeout = timeout;
+  // Rank 0 serves the store and can name who is missing, so the others wait a little longer
+  // (connecting and joining) to let its message be the one the launcher reports.
+  const auto wait_for = env.rank == 0 ? timeout : timeout + std::chrono::seconds(2);
+  opts.timeout = wait_for;
   c10::intrusive_ptr<c10d::Store> tcp;
   try {
     tcp = c10::make_intrusive<c10d::TCPStore>(env.master_addr, opts);
@@ -95,9 +98,6 @@ c10::intrusive_ptr<c10d::Store> Rendezvous(const RankEnv& env, std::chrono::mill
   store->set("joined/" + std::to_string(env.rank), std::vector<uint8_t>{1});
   std::vector<std::string> keys;
   for (int r = 0; r < env.world_size; ++r) keys.push_back("joined/" + std::to_string(r));
-  // Rank 0 serves the store and can name who is missing, so the others wait a little longer
-  // to let its message be the one the launcher reports.
-  const auto wait_for = env.rank == 0 ? timeout : timeout + std::chrono::seconds(2);
   try {
     store->wait(keys, wait_for);
   } catch (const std::exception& e) {
