@@ -34,7 +34,8 @@ nlohmann::json ToJson(const RunResult& r) {
   nlohmann::json memory = nlohmann::json::array();
   for (const auto& m : r.memory) {
     auto opt = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-    memory.push_back({{"rank", m.rank}, {"categories", m.categories}, {"peak_allocated", opt(m.peak_allocated)},
+    memory.push_back({{"rank", m.rank}, {"categories", m.categories}, {"peak_by_category", m.peak_by_category},
+                      {"held", m.held}, {"peak_allocated", opt(m.peak_allocated)},
                       {"peak_reserved", opt(m.peak_reserved)}, {"host_rss_peak", m.host_rss_peak}});
   }
   nlohmann::json checks = nlohmann::json::array();

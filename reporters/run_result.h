@@ -31,8 +31,10 @@ struct Check {
 
 struct RankMemory {
   int rank = 0;
-  std::map<std::string, int64_t> categories;  // bytes per category (DESIGN.md names)
-  // Allocator peaks (bytes); absent until a tracking allocator measured them.
+  std::map<std::string, int64_t> categories;        // bytes per category at the peak (DESIGN.md names)
+  std::map<std::string, int64_t> peak_by_category;  // each category's own peak
+  std::map<std::string, int64_t> held;              // what the engine holds between steps (exact)
+  // Allocator peaks (bytes) over the measured steps; absent when not measured (reserved: GPU only).
   std::optional<int64_t> peak_allocated;
   std::optional<int64_t> peak_reserved;
   int64_t host_rss_peak = 0;  // VmHWM of the rank's process

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <numeric>
 
+#include "engine/memory/tracking_allocator.h"
+
 namespace shardbench {
 namespace {
 constexpr size_t kCollectives = static_cast<size_t>(comm::Collective::kCount);
-constexpr size_t kScalars = 11;
+constexpr size_t kScalars = 12;
+constexpr size_t kCategories = memory::kCategories;
 
 double Max(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
 double Median(std::vector<double> v) {
@@ -38,12 +41,18 @@ std::vector<double> RankRecord::pack() const {
   std::vector<double> out;
   for (const auto* v : {&step_seconds, &optimizer_seconds, &grad_sync_seconds, &loss}) out.insert(out.end(), v->begin(), v->end());
   for (double x : {init_seconds, construct_seconds, shard_seconds, time_to_first_step, param_bytes, params_sharded_bytes,
-                   params_unsharded_peak_bytes, grad_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read}) {
+                   params_unsharded_peak_bytes, grad_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read,
+                   tracked_peak}) {
     out.push_back(x);
   }
   for (const auto* v : {&comm_counts, &comm_bytes, &comm_seconds}) {
     std::vector<double> padded(*v);
     padded.resize(kCollectives, 0.0);
+    out.insert(out.end(), padded.begin(), padded.end());
+  }
+  for (const auto* v : {&tracked_at_peak, &tracked_peak_by}) {
+    std::vector<double> padded(*v);
+    padded.resize(kCategories, 0.0);
     out.insert(out.end(), padded.begin(), padded.end());
   }
   return out;
@@ -57,14 +66,18 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
   }
   for (double* x : {&r.init_seconds, &r.construct_seconds, &r.shard_seconds, &r.time_to_first_step, &r.param_bytes,
                     &r.params_sharded_bytes, &r.params_unsharded_peak_bytes, &r.grad_bytes, &r.optim_state_bytes,
-                    &r.rss_peak_bytes, &r.checkpoint_bytes_read}) {
+                    &r.rss_peak_bytes, &r.checkpoint_bytes_read, &r.tracked_peak}) {
     *x = p[i++];
   }
   for (auto* v : {&r.comm_counts, &r.comm_bytes, &r.comm_seconds}) {
     v->assign(p.begin() + i, p.begin() + i + kCollectives);
     i += kCollectives;
   }
-  static_assert(kScalars == 11, "keep pack/unpack in step");
+  for (auto* v : {&r.tracked_at_peak, &r.tracked_peak_by}) {
+    v->assign(p.begin() + i, p.begin() + i + kCategories);
+    i += kCategories;
+  }
+  static_assert(kScalars == 12, "keep pack/unpack in step");
   return r;
 }
 
@@ -140,6 +153,7 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
                       per_rank([](const RankRecord& r) { return r.params_unsharded_peak_bytes; })));
   out.push_back(Exact("grad_bytes", "bytes", per_rank([](const RankRecord& r) { return r.grad_bytes; })));
   out.push_back(Exact("optim_state_bytes", "bytes", per_rank([](const RankRecord& r) { return r.optim_state_bytes; })));
+  out.push_back(Exact("peak_allocated", "bytes", per_rank([](const RankRecord& r) { return r.tracked_peak; })));
   out.push_back(Exact("checkpoint_bytes_read", "bytes", per_rank([](const RankRecord& r) { return r.checkpoint_bytes_read; })));
   {
     auto v = per_rank([](const RankRecord& r) { return r.rss_peak_bytes; });
@@ -164,11 +178,18 @@ std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks) {
   for (size_t i = 0; i < ranks.size(); ++i) {
     RankMemory m;
     m.rank = static_cast<int>(i);
-    m.categories = {{"params_sharded", static_cast<int64_t>(ranks[i].params_sharded_bytes)},
-                    {"params_unsharded", static_cast<int64_t>(ranks[i].param_bytes - ranks[i].params_sharded_bytes)},
-                    {"params_unsharded_peak", static_cast<int64_t>(ranks[i].params_unsharded_peak_bytes)},
-                    {"grads", static_cast<int64_t>(ranks[i].grad_bytes)},
-                    {"optim_state", static_cast<int64_t>(ranks[i].optim_state_bytes)}};
+    // What the tracking allocator saw at this rank's peak, by category.
+    for (size_t c = 0; c < kCategories; ++c) {
+      const auto cat = memory::CategoryName(static_cast<memory::Category>(c));
+      m.categories[cat] = static_cast<int64_t>(ranks[i].tracked_at_peak[c]);
+      m.peak_by_category[cat] = static_cast<int64_t>(ranks[i].tracked_peak_by[c]);
+    }
+    m.peak_allocated = static_cast<int64_t>(ranks[i].tracked_peak);
+    // What the engine holds between steps, exactly, from its tensors.
+    m.held = {{"params_sharded", static_cast<int64_t>(ranks[i].params_sharded_bytes)},
+              {"params_unsharded", static_cast<int64_t>(ranks[i].param_bytes - ranks[i].params_sharded_bytes)},
+              {"grads", static_cast<int64_t>(ranks[i].grad_bytes)},
+              {"optim_state", static_cast<int64_t>(ranks[i].optim_state_bytes)}};
     m.host_rss_peak = static_cast<int64_t>(ranks[i].rss_peak_bytes);
     out.push_back(m);
   }

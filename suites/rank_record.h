@@ -22,6 +22,10 @@ struct RankRecord {
   double grad_bytes = 0, optim_state_bytes = 0, rss_peak_bytes = 0;
   double checkpoint_bytes_read = 0;
   std::vector<double> comm_counts, comm_bytes, comm_seconds;  // per Collective
+  // From the tracking allocator over the measured steps (bytes): overall peak, the breakdown
+  // at that peak, and each category's own peak, per memory::Category.
+  double tracked_peak = 0;
+  std::vector<double> tracked_at_peak, tracked_peak_by;
 
   void set_comm(const comm::CommStats& stats);
   std::vector<double> pack() const;

@@ -6,6 +6,7 @@
 
 #include "engine/comm/create_communicator.h"
 #include "engine/common/error.h"
+#include "engine/memory/tracking_allocator.h"
 #include "engine/model/hf_weights.h"
 #include "engine/model/synthetic_data.h"
 #include "engine/train/trainer.h"
@@ -51,6 +52,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     throw InputError("scenario '" + s.name + "' asks for world_size " + std::to_string(s.world_size) +
                      " but this job has " + std::to_string(env.world_size) + " ranks (WORLD_SIZE)");
   }
+  memory::InstallTrackingAllocator();
   const std::string started_at = NowIso8601Utc();
   const auto t_start = Clock::now();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(s.timeout_s * 1000));
@@ -64,7 +66,11 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   // 2. Build the whole model on every rank (named config, or an HF checkpoint directory).
   const auto t_construct = Clock::now();
   model::LoadReport load;
-  auto llama = model::BuildLlamaFromSource(s.model, s.lora, s.train.seed, at::TensorOptions().device(device), &load);
+  std::unique_ptr<model::LlamaForCausalLM> llama;
+  {
+    memory::ScopedCategory whole_model(memory::Category::kParamsUnsharded);
+    llama = model::BuildLlamaFromSource(s.model, s.lora, s.train.seed, at::TensorOptions().device(device), &load);
+  }
   const double construct_s = Since(t_construct);
   const int64_t params_total = model::CountParameters(*llama, false);
   const int64_t params_trainable = model::CountParameters(*llama, true);
@@ -86,6 +92,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     if (step == s.train.warmup_steps) {  // counts and peaks cover measured steps only
       if (comm) comm->reset_stats();
       engine.reset_peaks();
+      memory::ResetPeaks();
     }
     model::Batch batch = data.batch(step, env.rank * b, b);
     batch.input_ids = batch.input_ids.to(device);
@@ -115,6 +122,10 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   rec.rss_peak_bytes = static_cast<double>(HostRssPeakBytes());
   rec.checkpoint_bytes_read = static_cast<double>(load.bytes_read);
   if (comm) rec.set_comm(comm->stats());
+  const memory::MemoryStats tracked = memory::Snapshot();
+  rec.tracked_peak = static_cast<double>(tracked.peak);
+  rec.tracked_at_peak.assign(tracked.at_peak.begin(), tracked.at_peak.end());
+  rec.tracked_peak_by.assign(tracked.peak_by.begin(), tracked.peak_by.end());
   auto after = engine.fingerprints();
 
   // 6. Gather every rank's record; rank 0 assembles the result.

@@ -26,6 +26,7 @@
 #include <ATen/ops/empty.h>
 
 #include "engine/common/error.h"
+#include "engine/memory/tracking_allocator.h"
 
 namespace shardbench::comm {
 namespace {
@@ -80,6 +81,8 @@ class OrderedExecutor {
 
  private:
   void loop() {
+    // Whatever collectives allocate (scratch, staging) is communication memory.
+    memory::ScopedCategory comm_bytes(memory::Category::kCommBuffers);
     for (;;) {
       std::function<void()> fn;
       {

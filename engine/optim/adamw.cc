@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include "engine/memory/tracking_allocator.h"
+
 namespace shardbench::optim {
 
 AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions options) : groups_(std::move(groups)), options_(options) {
@@ -22,6 +24,7 @@ void AdamW::step() {
       if (!grad.defined()) continue;
       State& s = state_[gi][pi];
       if (!s.exp_avg.defined()) {
+        memory::ScopedCategory state_bytes(memory::Category::kOptimState);
         s.exp_avg = at::zeros_like(p, at::MemoryFormat::Preserve);
         s.exp_avg_sq = at::zeros_like(p, at::MemoryFormat::Preserve);
       }

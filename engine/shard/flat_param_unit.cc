@@ -5,6 +5,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "engine/common/error.h"
+#include "engine/memory/tracking_allocator.h"
 #include "engine/shard/storage.h"
 
 namespace shardbench::shard {
@@ -90,8 +91,13 @@ FlatParamUnit::FlatParamUnit(UnitPlan plan, comm::Communicator* comm, FlatUnitOp
 
   // Flatten (every rank holds the fully materialised model here) and keep this rank's chunk.
   c10::NoGradGuard no_grad;
-  at::Tensor full = at::zeros({padded_numel()}, opts);
+  at::Tensor full;
+  {
+    memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
+    full = at::zeros({padded_numel()}, opts);
+  }
   for (const auto& p : params_) full.narrow(0, p.offset, p.numel).copy_(p.slot->detach().reshape({-1}));
+  memory::ScopedCategory sharded(memory::Category::kParamsSharded);
   flat_shard_ = full.narrow(0, rank() * shard_numel_, shard_numel_).clone().requires_grad_(requires_grad_);
   use_sharded_views();
 }
@@ -145,6 +151,7 @@ void FlatParamUnit::gather_into(const at::Tensor& full) const {
 }
 
 at::Tensor FlatParamUnit::gather_new_full() {
+  memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
   at::Tensor full = at::empty({padded_numel()}, flat_shard_.options().requires_grad(false));
   gather_into(full);
   return full;
@@ -202,7 +209,10 @@ at::Tensor FlatParamUnit::post_forward(at::Tensor output) {
 
 void FlatParamUnit::unshard_for_backward() {
   if (!needs_backward_unshard_) return;
-  AllocStorage(full_, static_cast<size_t>(full_bytes()));
+  {
+    memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
+    AllocStorage(full_, static_cast<size_t>(full_bytes()));
+  }
   if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
   gather_into(full_);
   needs_backward_unshard_ = false;
@@ -213,6 +223,7 @@ at::Tensor FlatParamUnit::reduce_scatter_grad(const at::Tensor& full_grad) {
   c10::NoGradGuard no_grad;
   at::Tensor g = full_grad.contiguous();
   if (world_size() == 1) return g.clone();
+  memory::ScopedCategory grads(memory::Category::kGrads);
   at::Tensor shard_grad = at::empty({shard_numel_}, g.options());
   comm_->reduce_scatter(shard_grad, g);
   return shard_grad.div_(world_size());
@@ -239,6 +250,7 @@ void FlatParamUnit::reshard() {
 
 void FlatParamUnit::finish_backward() {
   reshard();
+  if (flat_shard_.grad().defined()) memory::Retag(flat_shard_.grad(), memory::Category::kGrads);  // ws 1: from autograd
   if (!options_.use_orig_params || !flat_shard_.grad().defined()) return;
   const at::Tensor g = flat_shard_.grad();
   const int64_t begin = rank() * shard_numel_, end = begin + shard_numel_;

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include "engine/memory/tracking_allocator.h"
+
 namespace shardbench::train {
 
 AllReduceGradients::AllReduceGradients(model::Module& model, comm::Communicator* comm) : comm_(comm) {
@@ -12,8 +14,10 @@ AllReduceGradients::AllReduceGradients(model::Module& model, comm::Communicator*
 }
 
 void AllReduceGradients::after_backward() {
+  for (auto& p : trainable_) memory::Retag(p.grad(), memory::Category::kGrads);
   if (!comm_ || comm_->world_size() == 1 || trainable_.empty()) return;
   c10::NoGradGuard no_grad;
+  memory::ScopedCategory bucket_bytes(memory::Category::kCommBuffers);
   std::vector<at::Tensor> grads;
   for (auto& p : trainable_) {
     grads.push_back(p.grad().defined() ? p.grad().reshape({-1}) : at::zeros({p.numel()}, p.options()));
@@ -27,6 +31,7 @@ void AllReduceGradients::after_backward() {
     if (p.grad().defined()) {
       p.mutable_grad().copy_(g);
     } else {
+      memory::ScopedCategory grads(memory::Category::kGrads);
       p.mutable_grad() = g.clone();
     }
     offset += p.numel();

@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "engine/memory/tracking_allocator.h"
+
 namespace shardbench::train {
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -19,8 +21,14 @@ StepTimes Trainer::step(const model::Batch& batch) {
   const auto start = Clock::now();
   optimizer_.zero_grad();
   if (sync_) sync_->zero_grad();
-  at::Tensor loss = model_.loss(batch.input_ids, batch.labels);
-  loss.backward();
+  at::Tensor loss;
+  {
+    // Everything forward and backward allocate is activations unless an engine says otherwise
+    // (unsharded buffers, gradient shards); gradients are retagged by the engine afterwards.
+    memory::ScopedCategory activations(memory::Category::kActivations);
+    loss = model_.loss(batch.input_ids, batch.labels);
+    loss.backward();
+  }
   t.forward_backward = Since(start);
 
   const auto sync = Clock::now();

@@ -1,0 +1,128 @@
+#include "engine/memory/tracking_allocator.h"
+
+#include <c10/core/CPUAllocator.h>
+
+#include <cstring>
+#include <mutex>
+
+namespace shardbench::memory {
+namespace {
+
+thread_local Category t_category = Category::kOther;
+
+class Accounts {
+ public:
+  void add(Category c, int64_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    s_.current += n;
+    s_.current_by[static_cast<size_t>(c)] += n;
+    auto& cat_peak = s_.peak_by[static_cast<size_t>(c)];
+    cat_peak = std::max(cat_peak, s_.current_by[static_cast<size_t>(c)]);
+    if (s_.current > s_.peak) {
+      s_.peak = s_.current;
+      s_.at_peak = s_.current_by;
+    }
+  }
+  void sub(Category c, int64_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    s_.current -= n;
+    s_.current_by[static_cast<size_t>(c)] -= n;
+  }
+  MemoryStats snapshot() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return s_;
+  }
+  void reset_peaks() {
+    std::lock_guard<std::mutex> lock(mu_);
+    s_.peak = s_.current;
+    s_.peak_by = s_.current_by;
+    s_.at_peak = s_.current_by;
+  }
+  std::mutex& mutex() { return mu_; }
+
+ private:
+  std::mutex mu_;
+  MemoryStats s_;
+};
+
+Accounts& TheAccounts() {
+  static Accounts* a = new Accounts();  // never destroyed: tensors may be freed at exit
+  return *a;
+}
+
+// Owns the real allocation; our DataPtr's context.
+struct Record {
+  c10::DataPtr inner;
+  int64_t bytes;
+  Category category;
+};
+
+void DeleteRecord(void* ctx) {
+  auto* r = static_cast<Record*>(ctx);
+  TheAccounts().sub(r->category, r->bytes);
+  delete r;
+}
+
+class TrackingAllocator final : public c10::Allocator {
+ public:
+  explicit TrackingAllocator(c10::Allocator* base) : base_(base) {}
+  c10::DataPtr allocate(size_t n) override {
+    c10::DataPtr inner = base_->allocate(n);
+    void* data = inner.get();
+    auto* r = new Record{std::move(inner), static_cast<int64_t>(n), t_category};
+    TheAccounts().add(r->category, r->bytes);
+    return {data, r, &DeleteRecord, c10::Device(c10::DeviceType::CPU)};
+  }
+  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
+
+ private:
+  c10::Allocator* base_;
+};
+
+TrackingAllocator* g_installed = nullptr;
+
+}  // namespace
+
+const char* CategoryName(Category c) {
+  switch (c) {
+    case Category::kParamsSharded: return "params_sharded";
+    case Category::kParamsUnsharded: return "params_unsharded";
+    case Category::kGrads: return "grads";
+    case Category::kOptimState: return "optim_state";
+    case Category::kActivations: return "activations";
+    case Category::kCommBuffers: return "comm_buffers";
+    case Category::kOther: return "other";
+    case Category::kCount: break;
+  }
+  return "?";
+}
+
+ScopedCategory::ScopedCategory(Category c) : previous_(t_category) { t_category = c; }
+ScopedCategory::~ScopedCategory() { t_category = previous_; }
+
+void InstallTrackingAllocator() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    g_installed = new TrackingAllocator(c10::GetCPUAllocator());
+    c10::SetCPUAllocator(g_installed, /*priority=*/100);
+  });
+}
+
+bool TrackingAllocatorInstalled() { return g_installed != nullptr && c10::GetCPUAllocator() == g_installed; }
+
+MemoryStats Snapshot() { return TheAccounts().snapshot(); }
+
+void ResetPeaks() { TheAccounts().reset_peaks(); }
+
+void Retag(const at::Tensor& t, Category c) {
+  if (!t.defined() || !t.has_storage()) return;
+  const c10::DataPtr& dp = t.storage().data_ptr();
+  if (dp.get_deleter() != &DeleteRecord) return;
+  auto* r = static_cast<Record*>(dp.get_context());
+  if (r->category == c) return;
+  TheAccounts().sub(r->category, r->bytes);
+  r->category = c;
+  TheAccounts().add(c, r->bytes);
+}
+
+}  // namespace shardbench::memory

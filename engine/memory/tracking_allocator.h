@@ -1,0 +1,59 @@
+// Exact host memory accounting: a wrapper around c10's CPU allocator (installed with
+// c10::SetCPUAllocator) that counts every CPU tensor allocation, current and peak, in the
+// categories of DESIGN.md. An allocation is attributed to the category in force on its thread
+// (ScopedCategory); tensors whose role is known only later (a gradient produced inside
+// backward, parameters after wrapping) are moved with Retag. Sizes are exact: what tensors
+// asked for, not what malloc rounded them to.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace shardbench::memory {
+
+enum class Category : int {
+  kParamsSharded = 0,
+  kParamsUnsharded,
+  kGrads,
+  kOptimState,
+  kActivations,
+  kCommBuffers,
+  kOther,
+  kCount
+};
+constexpr size_t kCategories = static_cast<size_t>(Category::kCount);
+const char* CategoryName(Category c);
+
+// Allocations on this thread go to `c` while the guard lives (nested guards stack).
+class ScopedCategory {
+ public:
+  explicit ScopedCategory(Category c);
+  ~ScopedCategory();
+  ScopedCategory(const ScopedCategory&) = delete;
+  ScopedCategory& operator=(const ScopedCategory&) = delete;
+
+ private:
+  Category previous_;
+};
+
+struct MemoryStats {
+  int64_t current = 0;
+  int64_t peak = 0;
+  std::array<int64_t, kCategories> current_by{};
+  std::array<int64_t, kCategories> peak_by{};  // each category's own peak
+  std::array<int64_t, kCategories> at_peak{};  // the breakdown at the moment of the overall peak
+};
+
+// Idempotent. Only allocations made after installation are counted.
+void InstallTrackingAllocator();
+bool TrackingAllocatorInstalled();
+MemoryStats Snapshot();
+// Peaks restart from the current values (e.g. after warmup).
+void ResetPeaks();
+// Moves a tracked tensor's storage bytes to `c` (no-op for untracked or non-CPU storage).
+void Retag(const at::Tensor& t, Category c);
+
+}  // namespace shardbench::memory
