@@ -47,7 +47,7 @@ TEST(RendezvousTimeout, RankThatNeverJoinsIsNamed) {
   auto run = RunRankWorker(2, {"join-only"}, spec);
   ASSERT_FALSE(run.result.ok);
   // Rank 0 serves the store and sees who is missing; rank 1 may instead report the lost store.
-  EXPECT_EQ(run.result.ranks[0].exit_code, 3);
+  EXPECT_EQ(run.result.ranks[0].exit_code, 3) << run.result.message << "\n" << AllLogs(run);
   const std::string& log = run.logs[0];
   EXPECT_NE(log.find("rank(s) 2 of world size 3 did not join within 1500 ms"), std::string::npos) << log;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "engine/common/error.h"
@@ -108,7 +109,10 @@ c10::intrusive_ptr<c10d::Store> Rendezvous(const RankEnv& env, std::chrono::mill
         if (!store->check({keys[r]})) missing << (n++ ? ", " : "") << r;
       }
     } catch (const std::exception&) {
-      // The store itself is gone: rank 0 (its server) gave up or died first.
+      // The store itself is gone: rank 0 (its server) gave up or died first. Its own error is
+      // the root cause, so let its process finish exiting before ours does: the launcher then
+      // reports rank 0 rather than this consequence.
+      std::this_thread::sleep_for(std::chrono::seconds(2));
       throw InfraError("rendezvous: rank " + std::to_string(env.rank) + " lost the store at " + env.master_addr + ":" +
                        std::to_string(env.master_port) + " (served by rank 0) while waiting for all " +
                        std::to_string(env.world_size) + " ranks to join");
