@@ -36,6 +36,14 @@ struct OptimizerConfig {
   std::string build = "after_wrap";
 };
 
+struct ChecksConfig {
+  // Loss per step against the unsharded reference trained in one process on the global batch
+  // (same seed, fp32), relative tolerance. Skipped for the reference engine on one rank.
+  bool loss_parity = true;
+  double loss_rtol = 1e-5;
+  bool learning = true;  // loss dropped, every trainable param changed, no frozen one did
+};
+
 struct Scenario {
   std::string name = "unnamed";
   std::string source;          // the file it came from ("" for built-ins)
@@ -47,6 +55,7 @@ struct Scenario {
   ShardingConfig sharding;
   OptimizerConfig optimizer;
   TrainConfig train;
+  ChecksConfig checks;
   int world_size = 1;
   std::string backend = "gloo";      // gloo (CPU tensors) | nccl (one GPU per rank)
   double timeout_s = 300.0;          // rendezvous, each collective, and the whole launch

@@ -14,6 +14,7 @@
 #include "scenarios/scenario_parser.h"
 #include "suites/engine_setup.h"
 #include "suites/rank_record.h"
+#include "suites/reference_parity.h"
 
 namespace shardbench {
 namespace {
@@ -128,8 +129,11 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   rec.tracked_peak_by.assign(tracked.peak_by.begin(), tracked.peak_by.end());
   auto after = engine.fingerprints();
 
-  // 6. Gather every rank's record; rank 0 assembles the result.
+  // 6. Gather every rank's record; rank 0 assembles the result (and trains the reference for
+  //    loss parity, after measuring, while the others wait).
   std::vector<RankRecord> all = GatherRankRecords(rec, comm.get());
+  std::optional<Check> parity;
+  if (env.rank == 0 && LossParityApplies(s)) parity = LossParityCheck(s, rec.loss);
   if (comm) comm->barrier();  // nobody tears down the store while others still use it
   if (env.rank != 0) return std::nullopt;
 
@@ -143,7 +147,8 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   const int64_t global_tokens = b * s.train.seq_len * env.world_size;
   r.metrics = BuildMetrics(all, s.train.warmup_steps, global_tokens, params_total, params_trainable);
   r.memory = BuildMemory(all);
-  r.checks.push_back(LearningCheck(rec.loss, engine.trainable(), before, after));
+  if (s.checks.learning) r.checks.push_back(LearningCheck(rec.loss, engine.trainable(), before, after));
+  if (parity) r.checks.push_back(*parity);
   r.status = "ok";
   for (const auto& c : r.checks) {
     if (!c.passed) {

@@ -1,0 +1,45 @@
+#include "suites/reference_parity.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "engine/model/hf_weights.h"
+#include "engine/model/synthetic_data.h"
+#include "engine/optim/param_groups.h"
+#include "engine/train/trainer.h"
+
+namespace shardbench {
+
+bool LossParityApplies(const Scenario& s) {
+  return s.checks.loss_parity && !(s.engine == "reference" && s.world_size == 1);
+}
+
+Check LossParityCheck(const Scenario& s, const std::vector<double>& engine_loss) {
+  auto m = model::BuildLlamaFromSource(s.model, s.lora, s.train.seed, at::TensorOptions());
+  // use_orig_params=false exposes one flat parameter per unit, so the engine's optimizer
+  // cannot exempt norms from weight decay: neither does the reference then.
+  const bool flat_params = s.engine == "flat" && !s.sharding.use_orig_params && s.optimizer.build == "after_wrap";
+  optim::AdamW opt(optim::MakeParamGroups(*m, s.train.lr, s.train.weight_decay,
+                                          s.train.no_decay_on_norms && !flat_params));
+  train::Trainer trainer(*m, opt, nullptr, nullptr);
+  model::SyntheticData data(s.train.seed, m->config().vocab_size, s.train.seq_len);
+  const int64_t global_batch = s.train.batch_size * s.world_size;
+  double worst = 0;
+  int64_t worst_step = 0;
+  for (int64_t step = 0; step < static_cast<int64_t>(engine_loss.size()); ++step) {
+    const double ref = trainer.step(data.batch(step, 0, global_batch)).loss;
+    const double rel = std::abs(engine_loss[step] - ref) / std::max(std::abs(ref), 1e-12);
+    if (rel > worst) {
+      worst = rel;
+      worst_step = step;
+    }
+  }
+  std::ostringstream detail;
+  detail << "max relative loss difference " << worst << " at step " << worst_step << " over " << engine_loss.size()
+         << " steps (tolerance " << s.checks.loss_rtol << ", reference: one process, global batch " << global_batch << ")";
+  return {"loss_parity", worst <= s.checks.loss_rtol, detail.str()};
+}
+
+}  // namespace shardbench
