@@ -81,6 +81,7 @@ Outcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, const st
     try {
       return {RunAsRank(s, single, rep_dir, quiet), ""};
     } catch (const Error& e) {
+      std::fprintf(stderr, "shardbench: %s\n", e.what());
       return {static_cast<int>(e.code()), e.what()};
     }
   }
@@ -97,6 +98,12 @@ Outcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, const st
   const comm::LaunchResult launched = comm::LaunchLocalRanks(spec);
   if (launched.ok) return {0, ""};
   Outcome o{3, launched.message};
+  if (fs::is_regular_file(rep_dir + "/error.txt")) {
+    std::ifstream in(rep_dir + "/error.txt");
+    std::string reason((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+    o.message += ": " + reason;
+  }
   if (launched.failed_rank >= 0) {
     const int code = launched.ranks[launched.failed_rank].exit_code;
     if (code == 1 || code == 2) o.exit_code = code;  // a failed check or bad input, not infrastructure
@@ -115,7 +122,14 @@ int RunCommand(const RunArgs& args, const std::string& self_exe) {
   if (env.from_launcher) {
     // One rank of a job: the target is one resolved scenario (no matrix).
     const Scenario s = LoadScenarioFile(args.target, args.overrides);
-    return RunAsRank(s, env, args.out_dir.empty() ? "results/" + SafeName(s.name) : args.out_dir, args.quiet);
+    const std::string out = args.out_dir.empty() ? "results/" + SafeName(s.name) : args.out_dir;
+    try {
+      return RunAsRank(s, env, out, args.quiet);
+    } catch (const std::exception& e) {
+      // Leave the reason where the launching process (and the index) can find it.
+      if (env.rank == 0) WriteFileAtomically(out + "/error.txt", std::string(e.what()) + "\n");
+      throw;
+    }
   }
   std::vector<std::string> overrides = args.overrides;
   if (args.nproc < 0) throw InputError("--nproc must be at least 1, got " + std::to_string(args.nproc));

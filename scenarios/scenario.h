@@ -42,6 +42,10 @@ struct ChecksConfig {
   bool loss_parity = true;
   double loss_rtol = 1e-5;
   bool learning = true;  // loss dropped, every trainable param changed, no frozen one did
+  // grad_memory: gradient bytes a rank holds over the trainable bytes it owns (trainable bytes
+  // / world size) must not exceed this. 0 = off. Frozen params flattened with trainable ones
+  // (FSDP1 use_orig_params) push it far above 1.
+  double max_grad_blowup = 0.0;
 };
 
 struct Scenario {

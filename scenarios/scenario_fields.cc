@@ -116,6 +116,7 @@ std::vector<ScenarioField> BuildFields() {
       BoolField("checks.loss_parity", [](Scenario& s) -> bool& { return s.checks.loss_parity; }),
       DoubleField("checks.loss_rtol", 0.0, [](Scenario& s) -> double& { return s.checks.loss_rtol; }),
       BoolField("checks.learning", [](Scenario& s) -> bool& { return s.checks.learning; }),
+      DoubleField("checks.max_grad_blowup", -1e-300, [](Scenario& s) -> double& { return s.checks.max_grad_blowup; }),
       IntField("world_size", 1, [](Scenario& s) -> int& { return s.world_size; }),
       ChoiceField("backend", {"gloo", "nccl"}, [](Scenario& s) -> std::string& { return s.backend; }),
       DoubleField("timeout_s", 0.0, [](Scenario& s) -> double& { return s.timeout_s; }),

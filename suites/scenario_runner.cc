@@ -75,6 +75,10 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   const double construct_s = Since(t_construct);
   const int64_t params_total = model::CountParameters(*llama, false);
   const int64_t params_trainable = model::CountParameters(*llama, true);
+  int64_t trainable_bytes = 0;
+  for (auto& p : llama->named_parameters()) {
+    if (p.slot->requires_grad()) trainable_bytes += p.slot->nbytes();
+  }
 
   // 3. The engine under test (reference or flat), and its optimizer before or after wrapping.
   const auto t_shard = Clock::now();
@@ -149,6 +153,17 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   r.memory = BuildMemory(all);
   if (s.checks.learning) r.checks.push_back(LearningCheck(rec.loss, engine.trainable(), before, after));
   if (parity) r.checks.push_back(*parity);
+  if (s.checks.max_grad_blowup > 0) {
+    double worst = 0;
+    for (const auto& a : all) worst = std::max(worst, a.grad_bytes);
+    const double owned = static_cast<double>(trainable_bytes) / env.world_size;
+    const double blowup = owned > 0 ? worst / owned : 0.0;
+    char detail[256];
+    std::snprintf(detail, sizeof(detail),
+                  "a rank holds %.0f gradient bytes for %.0f trainable bytes it owns: %.2fx (limit %.2fx)", worst, owned,
+                  blowup, s.checks.max_grad_blowup);
+    r.checks.push_back({"grad_memory", blowup <= s.checks.max_grad_blowup, detail});
+  }
   r.status = "ok";
   for (const auto& c : r.checks) {
     if (!c.passed) {

@@ -36,6 +36,8 @@ TEST(WrapPolicy, UnitsInPostOrderWithRootLast) {
   const auto size = UnitPaths(*m, "size");
   EXPECT_EQ(size.front(), "model.layers.0.mlp");
   EXPECT_EQ(size.back(), "");
+  // A small threshold would take LlamaModel (no forward of its own); it takes modules that run.
+  for (const auto& path : UnitPaths(*m, "size")) EXPECT_NE(path, "model");
   EXPECT_THROW(shard::ParseWrapPolicy("everything"), InputError);
 }
 
@@ -115,7 +117,7 @@ TEST_P(FlatAcrossRanks, MatchesUnshardedReference) {
 
 INSTANTIATE_TEST_SUITE_P(WorldSizesAndPolicies, FlatAcrossRanks,
                          ::testing::Combine(::testing::Values(1, 2, 3),
-                                            ::testing::Values("transformer_block", "lora_separate", "none")));
+                                            ::testing::Values("transformer_block", "lora_separate", "none", "size")));
 
 // SHARD_GRAD_OP: parameters stay unsharded from forward to backward.
 TEST(FlatAcrossRanksKeepingParams, MatchesUnshardedReference) {

@@ -28,6 +28,7 @@ class Linear : public Module {
   at::Tensor forward(const at::Tensor& x) const;
   void reset_parameters(const std::string& name, uint64_t seed) override;
   std::string type_name() const override { return has_lora() ? "LoraLinear" : "Linear"; }
+  bool can_be_unit() const override { return true; }
 
   int64_t in_features, out_features;
   at::Tensor weight;  // [out, in]
@@ -45,6 +46,7 @@ class Embedding : public Module {
   at::Tensor forward(const at::Tensor& ids) const;
   void reset_parameters(const std::string& name, uint64_t seed) override;
   std::string type_name() const override { return "Embedding"; }
+  bool can_be_unit() const override { return true; }
   at::Tensor weight;  // [num_embeddings, dim]
 
  private:
@@ -58,6 +60,7 @@ class RMSNorm : public Module {
   at::Tensor forward(const at::Tensor& x) const;
   void reset_parameters(const std::string& name, uint64_t seed) override;
   std::string type_name() const override { return "RMSNorm"; }
+  bool can_be_unit() const override { return true; }
   at::Tensor weight;
 
  private:

@@ -28,6 +28,7 @@ class LlamaAttention : public Module {
   LlamaAttention(const LlamaConfig& c, const at::TensorOptions& o);
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
   std::string type_name() const override { return "LlamaAttention"; }
+  bool can_be_unit() const override { return true; }
   Linear q_proj, k_proj, v_proj, o_proj;
 
  private:
@@ -39,6 +40,7 @@ class LlamaMLP : public Module {
   LlamaMLP(const LlamaConfig& c, const at::TensorOptions& o);
   at::Tensor forward(const at::Tensor& x) const;  // down(silu(gate(x)) * up(x))
   std::string type_name() const override { return "LlamaMLP"; }
+  bool can_be_unit() const override { return true; }
   Linear gate_proj, up_proj, down_proj;
 };
 
@@ -47,6 +49,7 @@ class LlamaDecoderLayer : public Module {
   LlamaDecoderLayer(const LlamaConfig& c, const at::TensorOptions& o);
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
   std::string type_name() const override { return "LlamaDecoderLayer"; }
+  bool can_be_unit() const override { return true; }
   RMSNorm input_layernorm;
   LlamaAttention self_attn;
   RMSNorm post_attention_layernorm;
@@ -69,6 +72,7 @@ class LlamaForCausalLM : public Module {
   // call InitializeParameters/InitializeBuffers, or load a checkpoint.
   LlamaForCausalLM(const LlamaConfig& config, const LoraConfig& lora, const at::TensorOptions& options);
   std::string type_name() const override { return "LlamaForCausalLM"; }
+  bool can_be_unit() const override { return true; }
 
   // input_ids [B, T] int64 -> logits [B, T, vocab].
   at::Tensor forward(const at::Tensor& input_ids) const;

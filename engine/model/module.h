@@ -54,6 +54,10 @@ class Module {
 
   virtual std::string type_name() const = 0;
 
+  // Whether this module's forward runs through hooked(), i.e. whether it can be a unit of a
+  // sharding engine. Containers without a forward of their own (LlamaModel) cannot.
+  virtual bool can_be_unit() const { return false; }
+
   // Installed by an engine; null when the module is not a unit of its own.
   void set_forward_hooks(ForwardHooks* hooks) { hooks_ = hooks; }
   ForwardHooks* forward_hooks() const { return hooks_; }

@@ -33,6 +33,7 @@ std::vector<model::NamedTensor> Visit(model::Module& module, const std::string& 
   own.insert(own.end(), unclaimed.begin(), unclaimed.end());
 
   bool wrap = is_root;
+  if (!module.can_be_unit() && !is_root) return own;  // no forward of its own to hook
   switch (policy.kind) {
     case WrapPolicyKind::kTransformerBlock:
       wrap |= module.type_name() == "LlamaDecoderLayer";

@@ -1,4 +1,5 @@
-// Which modules become units of their own (FSDP's auto_wrap_policy), decided in post-order:
+// Which modules become units of their own (FSDP's auto_wrap_policy), decided in post-order
+// over the modules that have a forward to hook (containers such as LlamaModel never do):
 // children before parents, each unit taking the parameters no descendant unit took. The root
 // module is always a unit and holds what no other unit does.
 #pragma once
