@@ -12,6 +12,7 @@
 #include "engine/common/error.h"
 #include "engine/model/llama_config.h"
 #include "scenarios/scenario_parser.h"
+#include "suites/memory_plan.h"
 #include "suites/suite.h"
 
 namespace {
@@ -47,6 +48,11 @@ int main(int argc, char** argv) {
 
   auto* models_cmd = app.add_subcommand("models", "List the named model configs");
   auto* list_cmd = app.add_subcommand("list", "List the shipped suites and scenarios");
+  std::string plan_target;
+  std::vector<std::string> plan_overrides;
+  auto* plan_cmd = app.add_subcommand("plan", "Predict memory per rank and category from a scenario (allocates nothing)");
+  plan_cmd->add_option("target", plan_target, "Scenario or suite: a file or a shipped name")->required();
+  plan_cmd->add_option("overrides", plan_overrides, "key=value overrides, e.g. model=llama2-70b world_size=8");
 
   try {
     app.parse(argc, argv);
@@ -62,6 +68,18 @@ int main(int argc, char** argv) {
         std::cout << "# " << job.scenario.name << "  (repetitions " << job.repetitions << ", expect " << job.expect
                   << ")\n---\n" << ScenarioToYaml(job.scenario) << "\n\n";
       }
+      return 0;
+    }
+    if (*plan_cmd) {
+      const double gib = 1024.0 * 1024 * 1024;
+      std::printf("%-64s %9s %9s %9s %9s %9s %9s\n", "instance (rank 0, GiB)", "params", "unsh.peak", "grads", "optim",
+                  "activ.*", "total");
+      for (const Job& job : ResolveTarget(plan_target, plan_overrides, nullptr)) {
+        const auto p = PlanScenarioMemory(job.scenario, 0);
+        std::printf("%-64s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", job.scenario.name.c_str(), p.params_sharded / gib,
+                    p.params_unsharded_peak / gib, p.grads / gib, p.optim_state / gib, p.activations / gib, p.total() / gib);
+      }
+      std::printf("* activations are an estimate (engine/memory/memory_model.cc); the rest follows the engines' layouts\n");
       return 0;
     }
     if (*list_cmd) {

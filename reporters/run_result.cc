@@ -50,7 +50,8 @@ nlohmann::json ToJson(const RunResult& r) {
           {"metrics", metrics},
           {"memory", memory},
           {"checks", checks},
-          {"loss", r.loss}};
+          {"loss", r.loss},
+          {"memory_model", r.memory_model}};
 }
 
 void WriteFileAtomically(const std::string& path, const std::string& content) {

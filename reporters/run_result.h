@@ -51,6 +51,7 @@ struct RunResult {
   std::vector<RankMemory> memory;
   std::vector<Check> checks;
   std::vector<double> loss;  // global loss per step, warmup included
+  nlohmann::json memory_model;  // predicted beside measured (rank 0), or null
 };
 
 nlohmann::json ToJson(const RunResult& r);

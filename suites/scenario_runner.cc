@@ -13,6 +13,7 @@
 #include "reporters/provenance.h"
 #include "scenarios/scenario_parser.h"
 #include "suites/engine_setup.h"
+#include "suites/memory_plan.h"
 #include "suites/rank_record.h"
 #include "suites/reference_parity.h"
 
@@ -151,6 +152,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   const int64_t global_tokens = b * s.train.seq_len * env.world_size;
   r.metrics = BuildMetrics(all, s.train.warmup_steps, global_tokens, params_total, params_trainable);
   r.memory = BuildMemory(all);
+  r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s, 0), ToJson(r)["memory"][0]);
   if (s.checks.learning) r.checks.push_back(LearningCheck(rec.loss, engine.trainable(), before, after));
   if (parity) r.checks.push_back(*parity);
   if (s.checks.max_grad_blowup > 0) {

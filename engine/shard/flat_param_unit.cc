@@ -6,6 +6,7 @@
 
 #include "engine/common/error.h"
 #include "engine/memory/tracking_allocator.h"
+#include "engine/shard/flat_layout.h"
 #include "engine/shard/storage.h"
 
 namespace shardbench::shard {
@@ -71,23 +72,23 @@ FlatParamUnit::FlatParamUnit(UnitPlan plan, comm::Communicator* comm, FlatUnitOp
   const at::TensorOptions opts = plan.params.empty() ? at::TensorOptions().dtype(at::kFloat)
                                                      : plan.params.front().slot->options().requires_grad(false);
   const int64_t elem = static_cast<int64_t>(c10::elementSize(c10::typeMetaToScalarType(opts.dtype())));
-  const int64_t align = options_.use_orig_params ? std::max<int64_t>(1, 16 / elem) : 1;
-  int64_t offset = 0;
-  for (const auto& p : plan.params) {
-    offset = (offset + align - 1) / align * align;
+  std::vector<int64_t> numels;
+  for (const auto& p : plan.params) numels.push_back(p.slot->numel());
+  const FlatLayout layout = ComputeFlatLayout(numels, elem, options_.use_orig_params, world_size());
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const auto& p = plan.params[i];
     FlatParamSlot s;
     s.name = p.name;
     s.slot = p.slot;
     s.orig = *p.slot;
     s.shape = p.slot->sizes().vec();
     s.numel = p.slot->numel();
-    s.offset = offset;
+    s.offset = layout.offsets[i];
     s.requires_grad = p.slot->requires_grad();
     params_.push_back(s);
-    offset += s.numel;
   }
-  unpadded_numel_ = offset;
-  shard_numel_ = (offset + world_size() - 1) / world_size();
+  unpadded_numel_ = layout.unpadded_numel;
+  shard_numel_ = layout.shard_numel;
 
   // Flatten (every rank holds the fully materialised model here) and keep this rank's chunk.
   c10::NoGradGuard no_grad;

@@ -1,0 +1,97 @@
+#include "engine/memory/memory_model.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <map>
+
+#include "engine/shard/flat_layout.h"
+
+namespace shardbench::memory {
+namespace {
+
+// Saved-for-backward activations of our Llama in fp32, per sample-token, counted from the
+// forward: per decoder layer about 12 hidden-sized tensors (norm inputs and outputs, q/k/v
+// before and after rotary, repeated k/v, attention output, o_proj input) and 4
+// intermediate-sized ones (gate, up, silu, product); the head keeps 2 hidden-sized tensors and
+// 3 vocab-sized ones (logits, log-softmax, its gradient). An estimate, not a count of every
+// temporary: results show it beside the allocator's measured activations peak.
+int64_t ActivationBytes(const MemoryModelInput& in) {
+  const auto& c = in.config;
+  const int64_t tokens = in.batch_size * in.seq_len;
+  const int64_t per_layer = 12 * c.hidden_size + 4 * c.intermediate_size;
+  const int64_t head = 2 * c.hidden_size + 3 * c.vocab_size;
+  return tokens * (c.num_hidden_layers * per_layer + head) * in.element_size;
+}
+
+}  // namespace
+
+MemoryPrediction PredictMemory(const MemoryModelInput& in) {
+  MemoryPrediction p;
+  p.activations = ActivationBytes(in);
+  // Shapes only: the meta device allocates nothing.
+  model::LlamaForCausalLM m(in.config, in.lora, at::TensorOptions().device(at::kMeta));
+  if (in.engine != "flat") {
+    for (auto& t : m.named_parameters()) {
+      p.params_unsharded_peak += t.slot->numel() * in.element_size;
+      if (t.slot->requires_grad()) {
+        p.grads += t.slot->numel() * in.element_size;
+        p.optim_state += 2 * t.slot->numel() * in.element_size;
+      }
+    }
+    return p;
+  }
+  // Flat engine: per unit, the same layout the engine builds.
+  const auto units = shard::PlanUnits(m, in.policy);
+  p.units = static_cast<int64_t>(units.size());
+  int64_t root_full = 0;
+  std::map<std::string, int64_t> group_full;  // top-level unit path -> its and nested units' full bytes
+  for (const auto& u : units) {
+    std::vector<int64_t> numels;
+    bool trainable = false;
+    for (const auto& t : u.params) {
+      numels.push_back(t.slot->numel());
+      trainable |= t.slot->requires_grad();
+    }
+    const shard::FlatLayout layout = shard::ComputeFlatLayout(numels, in.element_size, in.use_orig_params, in.world_size);
+    const int64_t shard_bytes = layout.shard_numel * in.element_size;
+    p.params_sharded += shard_bytes;
+    if (trainable) {
+      p.grads += shard_bytes;
+      if (in.use_orig_params) {
+        for (size_t i = 0; i < u.params.size(); ++i) {
+          if (u.params[i].slot->requires_grad()) {
+            p.optim_state += 2 * layout.overlap(layout.offsets[i], numels[i], in.rank) * in.element_size;
+          }
+        }
+      } else {
+        p.optim_state += 2 * shard_bytes;
+      }
+    }
+    const int64_t full = layout.padded_numel(in.world_size) * in.element_size;
+    if (u.path.empty()) {
+      root_full = full;
+      continue;
+    }
+    std::string top = u.path;
+    for (const auto& other : units) {
+      if (!other.path.empty() && other.path != u.path && u.path.rfind(other.path + ".", 0) == 0 &&
+          other.path.size() < top.size()) {
+        top = other.path;
+      }
+    }
+    group_full[top] += full;
+  }
+  if (in.world_size == 1) return p;  // NO_SHARD: the shard is the full buffer, nothing gathered
+  int64_t largest = 0, all = 0;
+  for (const auto& [path, bytes] : group_full) {
+    largest = std::max(largest, bytes);
+    all += bytes;
+  }
+  // The root stays gathered from its forward to its backward; other units one group at a time
+  // (reshard_after_forward) or all of them by the end of forward.
+  p.params_unsharded_peak = root_full + (in.reshard_after_forward ? largest : all);
+  return p;
+}
+
+}  // namespace shardbench::memory

@@ -1,0 +1,41 @@
+// The analytical memory model: bytes per rank and category predicted from the scenario alone
+// (shapes, LoRA, engine, wrap policy, world size, batch), with the model built on the meta
+// device so any size (Llama-2-70B) is planned without allocating. Parameters, gradients and
+// optimizer state are exact for our engines' layouts; activations are an estimate (see .cc).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/model/llama.h"
+#include "engine/shard/wrap_policy.h"
+
+namespace shardbench::memory {
+
+struct MemoryModelInput {
+  model::LlamaConfig config;
+  model::LoraConfig lora;
+  std::string engine = "reference";  // reference | flat
+  shard::WrapPolicy policy;
+  bool use_orig_params = true;
+  bool reshard_after_forward = true;
+  int world_size = 1;
+  int rank = 0;
+  int64_t batch_size = 1, seq_len = 1;  // per rank
+  int64_t element_size = 4;             // fp32
+};
+
+struct MemoryPrediction {
+  int64_t params_sharded = 0;
+  int64_t params_unsharded_peak = 0;
+  int64_t grads = 0;
+  int64_t optim_state = 0;
+  int64_t activations = 0;  // estimate
+  int64_t total() const { return params_sharded + params_unsharded_peak + grads + optim_state + activations; }
+  int64_t units = 0;  // flat units (0 for the reference)
+};
+
+MemoryPrediction PredictMemory(const MemoryModelInput& in);
+
+}  // namespace shardbench::memory

@@ -1,0 +1,44 @@
+#include "suites/memory_plan.h"
+
+#include <filesystem>
+
+namespace shardbench {
+
+memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank) {
+  memory::MemoryModelInput in;
+  in.config = std::filesystem::is_directory(s.model)
+                  ? model::LoadHfLlamaConfig((std::filesystem::path(s.model) / "config.json").string())
+                  : model::NamedLlamaConfig(s.model);
+  in.lora = s.lora;
+  in.engine = s.engine;
+  in.policy = shard::ParseWrapPolicy(s.sharding.wrap_policy, s.sharding.min_params);
+  in.use_orig_params = s.sharding.use_orig_params;
+  in.reshard_after_forward = s.sharding.reshard_after_forward;
+  in.world_size = s.world_size;
+  in.rank = rank;
+  in.batch_size = s.train.batch_size;
+  in.seq_len = s.train.seq_len;
+  return memory::PredictMemory(in);
+}
+
+nlohmann::json PredictedVsMeasured(const memory::MemoryPrediction& p, const nlohmann::json& m) {
+  auto row = [](int64_t predicted, int64_t measured, const char* measured_as) {
+    nlohmann::json r = {{"predicted", predicted}, {"measured", measured}, {"measured_as", measured_as}};
+    r["ratio"] = measured > 0 ? nlohmann::json(static_cast<double>(predicted) / static_cast<double>(measured))
+                              : nlohmann::json(nullptr);
+    return r;
+  };
+  const auto& held = m["held"];
+  const auto& peaks = m["peak_by_category"];
+  return {{"rank", 0},
+          {"params_sharded", row(p.params_sharded, held.value("params_sharded", int64_t{0}), "engine tensors")},
+          {"params_unsharded_peak", row(p.params_unsharded_peak, peaks.value("params_unsharded", int64_t{0}),
+                                        "allocator peak (params_unsharded)")},
+          {"grads", row(p.grads, held.value("grads", int64_t{0}), "engine tensors")},
+          {"optim_state", row(p.optim_state, held.value("optim_state", int64_t{0}), "engine tensors")},
+          {"activations", row(p.activations, peaks.value("activations", int64_t{0}), "allocator peak (activations), estimate")},
+          {"total", row(p.total(), m["peak_allocated"].is_null() ? 0 : m["peak_allocated"].get<int64_t>(),
+                        "allocator peak (all categories)")}};
+}
+
+}  // namespace shardbench

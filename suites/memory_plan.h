@@ -1,0 +1,16 @@
+// The memory model for a scenario (`shardbench plan`, and "predicted" beside "measured" in
+// every result).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "engine/memory/memory_model.h"
+#include "scenarios/scenario.h"
+
+namespace shardbench {
+
+memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank = 0);
+// Predicted per category beside what rank 0 measured (held/peaks), with predicted/measured.
+nlohmann::json PredictedVsMeasured(const memory::MemoryPrediction& p, const nlohmann::json& measured_rank0);
+
+}  // namespace shardbench
