@@ -10,7 +10,7 @@
 namespace shardbench {
 namespace {
 constexpr size_t kCollectives = static_cast<size_t>(comm::Collective::kCount);
-constexpr size_t kScalars = 12;
+constexpr size_t kScalars = 15;
 constexpr size_t kCategories = memory::kCategories;
 
 double Max(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
@@ -40,9 +40,9 @@ void RankRecord::set_comm(const comm::CommStats& stats) {
 std::vector<double> RankRecord::pack() const {
   std::vector<double> out;
   for (const auto* v : {&step_seconds, &optimizer_seconds, &grad_sync_seconds, &loss}) out.insert(out.end(), v->begin(), v->end());
-  for (double x : {init_seconds, construct_seconds, shard_seconds, time_to_first_step, param_bytes, params_sharded_bytes,
+  for (double x : {init_seconds, construct_seconds, load_seconds, shard_seconds, time_to_first_step, param_bytes, params_sharded_bytes,
                    params_unsharded_peak_bytes, grad_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read,
-                   tracked_peak}) {
+                   tracked_peak, device_allocated_peak, device_reserved_peak}) {
     out.push_back(x);
   }
   for (const auto* v : {&comm_counts, &comm_bytes, &comm_seconds}) {
@@ -64,9 +64,10 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
   for (auto* v : {&r.step_seconds, &r.optimizer_seconds, &r.grad_sync_seconds, &r.loss}) {
     for (auto& x : *v) x = p[i++];
   }
-  for (double* x : {&r.init_seconds, &r.construct_seconds, &r.shard_seconds, &r.time_to_first_step, &r.param_bytes,
+  for (double* x : {&r.init_seconds, &r.construct_seconds, &r.load_seconds, &r.shard_seconds, &r.time_to_first_step, &r.param_bytes,
                     &r.params_sharded_bytes, &r.params_unsharded_peak_bytes, &r.grad_bytes, &r.optim_state_bytes,
-                    &r.rss_peak_bytes, &r.checkpoint_bytes_read, &r.tracked_peak}) {
+                    &r.rss_peak_bytes, &r.checkpoint_bytes_read, &r.tracked_peak, &r.device_allocated_peak,
+                    &r.device_reserved_peak}) {
     *x = p[i++];
   }
   for (auto* v : {&r.comm_counts, &r.comm_bytes, &r.comm_seconds}) {
@@ -77,7 +78,7 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
     v->assign(p.begin() + i, p.begin() + i + kCategories);
     i += kCategories;
   }
-  static_assert(kScalars == 12, "keep pack/unpack in step");
+  static_assert(kScalars == 15, "keep pack/unpack in step");
   return r;
 }
 
@@ -141,6 +142,7 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
   for (auto [name, field] : std::vector<std::pair<std::string, double RankRecord::*>>{
            {"init_time", &RankRecord::init_seconds},
            {"init_time_construct", &RankRecord::construct_seconds},
+           {"init_time_load", &RankRecord::load_seconds},
            {"init_time_shard", &RankRecord::shard_seconds},
            {"time_to_first_step", &RankRecord::time_to_first_step}}) {
     auto v = per_rank([f = field](const RankRecord& r) { return r.*f; });
@@ -185,6 +187,10 @@ std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks) {
       m.peak_by_category[cat] = static_cast<int64_t>(ranks[i].tracked_peak_by[c]);
     }
     m.peak_allocated = static_cast<int64_t>(ranks[i].tracked_peak);
+    if (ranks[i].device_allocated_peak >= 0) {  // a GPU run: the device allocator's own peaks
+      m.peak_allocated = static_cast<int64_t>(ranks[i].device_allocated_peak);
+      m.peak_reserved = static_cast<int64_t>(ranks[i].device_reserved_peak);
+    }
     // What the engine holds between steps, exactly, from its tensors.
     m.held = {{"params_sharded", static_cast<int64_t>(ranks[i].params_sharded_bytes)},
               {"params_unsharded", static_cast<int64_t>(ranks[i].param_bytes - ranks[i].params_sharded_bytes)},

@@ -17,7 +17,7 @@ struct RankRecord {
   explicit RankRecord(int64_t steps)
       : step_seconds(steps), optimizer_seconds(steps), grad_sync_seconds(steps), loss(steps) {}
   std::vector<double> step_seconds, optimizer_seconds, grad_sync_seconds, loss;
-  double init_seconds = 0, construct_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
+  double init_seconds = 0, construct_seconds = 0, load_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
   double param_bytes = 0, params_sharded_bytes = 0, params_unsharded_peak_bytes = 0;
   double grad_bytes = 0, optim_state_bytes = 0, rss_peak_bytes = 0;
   double checkpoint_bytes_read = 0;
@@ -25,6 +25,8 @@ struct RankRecord {
   // From the tracking allocator over the measured steps (bytes): overall peak, the breakdown
   // at that peak, and each category's own peak, per memory::Category.
   double tracked_peak = 0;
+  // The CUDA caching allocator's peaks over the measured steps (-1: not a GPU run).
+  double device_allocated_peak = -1, device_reserved_peak = -1;
   std::vector<double> tracked_at_peak, tracked_peak_by;
 
   void set_comm(const comm::CommStats& stats);

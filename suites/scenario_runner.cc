@@ -6,6 +6,7 @@
 
 #include "engine/comm/create_communicator.h"
 #include "engine/common/error.h"
+#include "engine/memory/device_memory.h"
 #include "engine/memory/tracking_allocator.h"
 #include "engine/model/hf_weights.h"
 #include "engine/model/synthetic_data.h"
@@ -73,7 +74,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     memory::ScopedCategory whole_model(memory::Category::kParamsUnsharded);
     llama = model::BuildLlamaFromSource(s.model, s.lora, s.train.seed, at::TensorOptions().device(device), &load);
   }
-  const double construct_s = Since(t_construct);
+  const double construct_s = Since(t_construct) - load.seconds;  // allocate + initialise
   const int64_t params_total = model::CountParameters(*llama, false);
   const int64_t params_trainable = model::CountParameters(*llama, true);
   int64_t trainable_bytes = 0;
@@ -99,6 +100,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
       if (comm) comm->reset_stats();
       engine.reset_peaks();
       memory::ResetPeaks();
+      if (device.is_cuda()) memory::ResetDevicePeaks(device.index());
     }
     model::Batch batch = data.batch(step, env.rank * b, b);
     batch.input_ids = batch.input_ids.to(device);
@@ -119,6 +121,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   const EngineMemory mem = engine.memory();
   rec.init_seconds = init_s;
   rec.construct_seconds = construct_s;
+  rec.load_seconds = load.seconds;
   rec.shard_seconds = shard_s;
   rec.param_bytes = static_cast<double>(mem.params_sharded + mem.params_unsharded);
   rec.params_sharded_bytes = static_cast<double>(mem.params_sharded);
@@ -132,6 +135,12 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   rec.tracked_peak = static_cast<double>(tracked.peak);
   rec.tracked_at_peak.assign(tracked.at_peak.begin(), tracked.at_peak.end());
   rec.tracked_peak_by.assign(tracked.peak_by.begin(), tracked.peak_by.end());
+  if (device.is_cuda()) {
+    if (const auto d = memory::ReadDeviceMemory(device.index())) {
+      rec.device_allocated_peak = static_cast<double>(d->allocated_peak);
+      rec.device_reserved_peak = static_cast<double>(d->reserved_peak);
+    }
+  }
   auto after = engine.fingerprints();
 
   // 6. Gather every rank's record; rank 0 assembles the result (and trains the reference for

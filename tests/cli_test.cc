@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/checkpoint/safetensors.h"
+#include "engine/model/llama.h"
 #include "tests/multi_rank.h"
 
 namespace shardbench {
@@ -87,6 +89,33 @@ TEST(Cli, SilentNoLearningIsRedWithExitOne) {
   EXPECT_FALSE(r["checks"][0]["passed"].get<bool>());
   EXPECT_NE(r["checks"][0]["detail"].get<std::string>().find("trainable unchanged: 28"), std::string::npos)
       << r["checks"][0]["detail"];
+}
+
+TEST(Cli, RunsFromAHuggingFaceCheckpointDirectory) {
+  const std::string dir = testing::MakeTempDir("cli_hf_model");
+  auto m = model::BuildInitializedLlama(model::NamedLlamaConfig("tiny"), {}, 5, at::TensorOptions());
+  model::WriteHfLlamaConfig(m->config(), dir + "/config.json");
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  int64_t bytes = 0;
+  for (auto& p : m->named_parameters()) {
+    tensors.push_back({p.name, *p.slot});
+    bytes += p.slot->nbytes();
+  }
+  checkpoint::WriteSafetensors(dir + "/model.safetensors", tensors);
+  const std::string out = testing::MakeTempDir("cli_hf_run");
+  const Command c = Shardbench("run " + std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/smoke.yaml --quiet --out " + out +
+                               " model=" + dir + " train.steps=2");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto r = Load(out + "/smoke.json");
+  bool found = false;
+  for (const auto& metric : r["metrics"]) {
+    if (metric["name"] == "checkpoint_bytes_read") {
+      // Every rank reads the whole base checkpoint (the reference engine holds all of it).
+      EXPECT_EQ(metric["per_rank"], nlohmann::json::array({bytes, bytes}));
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(Cli, ListAndShow) {

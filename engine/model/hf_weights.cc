@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include <chrono>
 #include <filesystem>
 #include <set>
 
@@ -52,7 +53,9 @@ std::unique_ptr<LlamaForCausalLM> BuildLlamaFromSource(const std::string& source
   auto ckpt = checkpoint::HfCheckpoint::Open(source);
   // Initialise everything first (adapters need their own init), then overwrite the base.
   auto model = BuildInitializedLlama(config, lora, seed, options);
+  const auto start = std::chrono::steady_clock::now();
   LoadReport r = LoadHfWeights(*model, ckpt);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (report) *report = r;
   return model;
 }

@@ -12,6 +12,7 @@ namespace shardbench::model {
 struct LoadReport {
   int64_t tensors_loaded = 0;
   int64_t bytes_read = 0;          // checkpoint bytes this process copied
+  double seconds = 0;              // reading and copying them (0 for a named config)
   std::vector<std::string> unexpected;  // in the checkpoint, not in the model (ignored)
 };
 
