@@ -78,13 +78,7 @@ void CheckExclude(const YAML::Node& exclude, const std::vector<Axis>& axes, cons
 }  // namespace
 
 std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::vector<std::string>& overrides) {
-  if (!std::filesystem::is_regular_file(path)) throw InputError(path + ": no such scenario file");
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  YAML::Node root = LoadYamlFile(path);
   if (!root.IsMap()) throw InputError(path + ": expected a mapping of scenario keys at the top level");
   YAML::Node matrix = root["matrix"], exclude = root["exclude"];
   if (!matrix && exclude) throw InputError(Line(path, exclude) + ": 'exclude' without a 'matrix'");

@@ -78,15 +78,17 @@ Scenario ParseScenario(const YAML::Node& root, const std::string& source, const 
   return s;
 }
 
-Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string>& overrides) {
-  if (!std::filesystem::is_regular_file(path)) throw InputError(path + ": no such scenario file");
-  YAML::Node root;
+YAML::Node LoadYamlFile(const std::string& path, const std::string& what) {
+  if (!std::filesystem::is_regular_file(path)) throw InputError(path + ": no such " + what + " file");
   try {
-    root = YAML::LoadFile(path);
+    return YAML::LoadFile(path);
   } catch (const YAML::Exception& e) {
     throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
-  return ParseScenario(root, path, overrides);
+}
+
+Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string>& overrides) {
+  return ParseScenario(LoadYamlFile(path), path, overrides);
 }
 
 void ValidateScenario(const Scenario& s) {

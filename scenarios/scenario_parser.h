@@ -12,6 +12,9 @@
 
 namespace shardbench {
 
+// Reads a YAML file; a missing file or a syntax error is an InputError naming file and line.
+YAML::Node LoadYamlFile(const std::string& path, const std::string& what = "scenario");
+
 Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string>& overrides = {});
 Scenario ParseScenario(const YAML::Node& root, const std::string& source,
                        const std::vector<std::string>& overrides = {});

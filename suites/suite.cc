@@ -7,6 +7,7 @@
 
 #include "engine/common/error.h"
 #include "scenarios/scenario_matrix.h"
+#include "scenarios/scenario_parser.h"
 
 namespace shardbench {
 namespace fs = std::filesystem;
@@ -33,12 +34,7 @@ std::string ProjectDir() {
 }
 
 Suite LoadSuiteFile(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
-  }
+  YAML::Node root = LoadYamlFile(path, "suite");
   Suite suite;
   suite.source = path;
   suite.name = fs::path(path).stem().string();
