@@ -13,6 +13,7 @@ namespace shardbench {
 struct TrainConfig {
   int64_t batch_size = 4;      // per-rank micro-batch (samples)
   int64_t seq_len = 64;        // tokens per sample
+  int64_t grad_accumulation = 1;  // micro-batches of batch_size per optimizer step
   int64_t steps = 10;          // measured steps, after warmup
   int64_t warmup_steps = 2;    // run first, excluded from every sampled metric
   double lr = 1e-3;

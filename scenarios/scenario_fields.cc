@@ -107,6 +107,7 @@ std::vector<ScenarioField> BuildFields() {
       ChoiceField("optimizer.build", {"after_wrap", "before_wrap"}, [](Scenario& s) -> std::string& { return s.optimizer.build; }),
       IntField("train.batch_size", 1, [](Scenario& s) -> int64_t& { return s.train.batch_size; }),
       IntField("train.seq_len", 1, [](Scenario& s) -> int64_t& { return s.train.seq_len; }),
+      IntField("train.grad_accumulation", 1, [](Scenario& s) -> int64_t& { return s.train.grad_accumulation; }),
       IntField("train.steps", 1, [](Scenario& s) -> int64_t& { return s.train.steps; }),
       IntField("train.warmup_steps", 0, [](Scenario& s) -> int64_t& { return s.train.warmup_steps; }),
       DoubleField("train.lr", 0.0, [](Scenario& s) -> double& { return s.train.lr; }),

@@ -60,6 +60,7 @@ EngineMemory EngineUnderTest::memory() const {
     m.params_unsharded = b.params_unsharded;
     m.params_unsharded_peak = b.params_unsharded_peak;
     m.grads = b.grads_sharded;
+    m.grads_unsharded_peak = b.grads_unsharded_peak;
   } else {
     for (auto& p : model_.named_parameters()) {
       m.params_unsharded += p.slot->nbytes();

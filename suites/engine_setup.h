@@ -24,7 +24,7 @@ Fingerprint FingerprintOf(const at::Tensor& t);
 
 struct EngineMemory {
   int64_t params_sharded = 0, params_unsharded = 0, params_unsharded_peak = 0;
-  int64_t grads = 0, optim_state = 0;
+  int64_t grads = 0, grads_unsharded_peak = 0, optim_state = 0;
 };
 
 class EngineUnderTest {

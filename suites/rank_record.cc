@@ -10,7 +10,7 @@
 namespace shardbench {
 namespace {
 constexpr size_t kCollectives = static_cast<size_t>(comm::Collective::kCount);
-constexpr size_t kScalars = 15;
+constexpr size_t kScalars = 16;
 constexpr size_t kCategories = memory::kCategories;
 
 double Max(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
@@ -41,7 +41,7 @@ std::vector<double> RankRecord::pack() const {
   std::vector<double> out;
   for (const auto* v : {&step_seconds, &optimizer_seconds, &grad_sync_seconds, &loss}) out.insert(out.end(), v->begin(), v->end());
   for (double x : {init_seconds, construct_seconds, load_seconds, shard_seconds, time_to_first_step, param_bytes, params_sharded_bytes,
-                   params_unsharded_peak_bytes, grad_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read,
+                   params_unsharded_peak_bytes, grad_bytes, grads_unsharded_peak_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read,
                    tracked_peak, device_allocated_peak, device_reserved_peak}) {
     out.push_back(x);
   }
@@ -65,7 +65,8 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
     for (auto& x : *v) x = p[i++];
   }
   for (double* x : {&r.init_seconds, &r.construct_seconds, &r.load_seconds, &r.shard_seconds, &r.time_to_first_step, &r.param_bytes,
-                    &r.params_sharded_bytes, &r.params_unsharded_peak_bytes, &r.grad_bytes, &r.optim_state_bytes,
+                    &r.params_sharded_bytes, &r.params_unsharded_peak_bytes, &r.grad_bytes,
+                    &r.grads_unsharded_peak_bytes, &r.optim_state_bytes,
                     &r.rss_peak_bytes, &r.checkpoint_bytes_read, &r.tracked_peak, &r.device_allocated_peak,
                     &r.device_reserved_peak}) {
     *x = p[i++];
@@ -78,7 +79,7 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
     v->assign(p.begin() + i, p.begin() + i + kCategories);
     i += kCategories;
   }
-  static_assert(kScalars == 15, "keep pack/unpack in step");
+  static_assert(kScalars == 16, "keep pack/unpack in step");
   return r;
 }
 
@@ -154,6 +155,8 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
   out.push_back(Exact("params_unsharded_peak_bytes", "bytes",
                       per_rank([](const RankRecord& r) { return r.params_unsharded_peak_bytes; })));
   out.push_back(Exact("grad_bytes", "bytes", per_rank([](const RankRecord& r) { return r.grad_bytes; })));
+  out.push_back(Exact("grads_unsharded_peak_bytes", "bytes",
+                      per_rank([](const RankRecord& r) { return r.grads_unsharded_peak_bytes; })));
   out.push_back(Exact("optim_state_bytes", "bytes", per_rank([](const RankRecord& r) { return r.optim_state_bytes; })));
   out.push_back(Exact("peak_allocated", "bytes", per_rank([](const RankRecord& r) { return r.tracked_peak; })));
   out.push_back(Exact("checkpoint_bytes_read", "bytes", per_rank([](const RankRecord& r) { return r.checkpoint_bytes_read; })));

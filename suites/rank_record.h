@@ -19,7 +19,7 @@ struct RankRecord {
   std::vector<double> step_seconds, optimizer_seconds, grad_sync_seconds, loss;
   double init_seconds = 0, construct_seconds = 0, load_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
   double param_bytes = 0, params_sharded_bytes = 0, params_unsharded_peak_bytes = 0;
-  double grad_bytes = 0, optim_state_bytes = 0, rss_peak_bytes = 0;
+  double grad_bytes = 0, grads_unsharded_peak_bytes = 0, optim_state_bytes = 0, rss_peak_bytes = 0;
   double checkpoint_bytes_read = 0;
   std::vector<double> comm_counts, comm_bytes, comm_seconds;  // per Collective
   // From the tracking allocator over the measured steps (bytes): overall peak, the breakdown

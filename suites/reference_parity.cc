@@ -25,7 +25,7 @@ Check LossParityCheck(const Scenario& s, const std::vector<double>& engine_loss)
                                           s.train.no_decay_on_norms && !flat_params));
   train::Trainer trainer(*m, opt, nullptr, nullptr);
   model::SyntheticData data(s.train.seed, m->config().vocab_size, s.train.seq_len);
-  const int64_t global_batch = s.train.batch_size * s.world_size;
+  const int64_t global_batch = s.train.batch_size * s.train.grad_accumulation * s.world_size;
   double worst = 0;
   int64_t worst_step = 0;
   for (int64_t step = 0; step < static_cast<int64_t>(engine_loss.size()); ++step) {

@@ -89,11 +89,12 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   auto before = engine.fingerprints();
   const double init_s = Since(t_start);
 
-  // 4. Train: warmup steps first, then the measured ones. Rank r takes samples
-  //    [r*b, (r+1)*b) of each global batch, so every world size sees the same global batches.
+  // 4. Train: warmup steps first, then the measured ones. With A micro-batches of b samples,
+  //    rank r takes samples [r*A*b, (r+1)*A*b) of each global batch, so every world size and
+  //    accumulation count sees the same global batches.
   train::Trainer trainer(*llama, engine.optimizer(), comm.get(), engine.sync());
   model::SyntheticData data(s.train.seed, llama->config().vocab_size, s.train.seq_len);
-  const int64_t b = s.train.batch_size, total = s.total_steps();
+  const int64_t b = s.train.batch_size, accum = s.train.grad_accumulation, total = s.total_steps();
   RankRecord rec(total);
   for (int64_t step = 0; step < total; ++step) {
     if (step == s.train.warmup_steps) {  // counts and peaks cover measured steps only
@@ -102,10 +103,14 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
       memory::ResetPeaks();
       if (device.is_cuda()) memory::ResetDevicePeaks(device.index());
     }
-    model::Batch batch = data.batch(step, env.rank * b, b);
-    batch.input_ids = batch.input_ids.to(device);
-    batch.labels = batch.labels.to(device);
-    const train::StepTimes t = trainer.step(batch);
+    std::vector<model::Batch> micro;
+    for (int64_t m = 0; m < accum; ++m) {
+      model::Batch batch = data.batch(step, (env.rank * accum + m) * b, b);
+      batch.input_ids = batch.input_ids.to(device);
+      batch.labels = batch.labels.to(device);
+      micro.push_back(batch);
+    }
+    const train::StepTimes t = trainer.step(micro);
     if (step == 0) rec.time_to_first_step = Since(t_start);
     rec.step_seconds[step] = t.seconds;
     rec.optimizer_seconds[step] = t.optimizer;
@@ -113,7 +118,8 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     rec.loss[step] = t.loss;
     if (options.on_step && env.rank == 0) {
       options.on_step({step + 1, total, step < s.train.warmup_steps, t.loss,
-                       static_cast<double>(batch.tokens() * env.world_size) / t.seconds, HostRssPeakBytes()});
+                       static_cast<double>(b * accum * s.train.seq_len * env.world_size) / t.seconds,
+                       HostRssPeakBytes()});
     }
   }
 
@@ -127,6 +133,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   rec.params_sharded_bytes = static_cast<double>(mem.params_sharded);
   rec.params_unsharded_peak_bytes = static_cast<double>(mem.params_unsharded_peak);
   rec.grad_bytes = static_cast<double>(mem.grads);
+  rec.grads_unsharded_peak_bytes = static_cast<double>(mem.grads_unsharded_peak);
   rec.optim_state_bytes = static_cast<double>(mem.optim_state);
   rec.rss_peak_bytes = static_cast<double>(HostRssPeakBytes());
   rec.checkpoint_bytes_read = static_cast<double>(load.bytes_read);
@@ -158,7 +165,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   r.scenario = {{"name", s.name}, {"source", s.source}, {"config", YamlToJson(ScenarioToYaml(s))},
                 {"overrides", s.overrides}, {"matrix", nlohmann::json::object()}};
   r.loss = rec.loss;
-  const int64_t global_tokens = b * s.train.seq_len * env.world_size;
+  const int64_t global_tokens = b * accum * s.train.seq_len * env.world_size;
   r.metrics = BuildMetrics(all, s.train.warmup_steps, global_tokens, params_total, params_trainable);
   r.memory = BuildMemory(all);
   r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s, 0), ToJson(r)["memory"][0]);

@@ -125,6 +125,12 @@ TEST(FlatAcrossRanksKeepingParams, MatchesUnshardedReference) {
   EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
 }
 
+// Gradient accumulation: two micro-batches per step accumulate into the shard gradients.
+TEST(FlatAcrossRanksAccumulating, MatchesUnshardedReference) {
+  auto run = testing::RunRankWorker(2, {"flat-parity", "transformer_block", "accumulate"});
+  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
+}
+
 class FlatGradBytes : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 
 TEST_P(FlatGradBytes, ExactPerRank) {

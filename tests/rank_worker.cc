@@ -20,7 +20,9 @@ int main(int argc, char** argv) {
       {"join-only", JoinOnly},
       {"dp-parity", [&] { return DataParallelParity(argc > 2 && std::string(argv[2]) == "lora"); }},
       {"flat-parity", [&] {
-         return FlatParity(argc > 2 ? argv[2] : "transformer_block", !(argc > 3 && std::string(argv[3]) == "keep"));
+         // flat-parity POLICY [keep|accumulate]
+         const std::string mode = argc > 3 ? argv[3] : "";
+         return FlatParity(argc > 2 ? argv[2] : "transformer_block", mode != "keep", mode == "accumulate" ? 2 : 1);
        }},
       {"flat-optimizer-before-wrap", [&] { return FlatOptimizerBeforeWrap(argc > 2 && std::string(argv[2]) == "orig"); }},
       {"flat-unsharded-peak", [&] { return FlatUnshardedPeak(argc > 2 ? argv[2] : "lora_separate"); }},

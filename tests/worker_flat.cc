@@ -23,9 +23,11 @@ struct Case {
   bool use_orig_params, lora;
   std::string policy;
   bool reshard_after_forward = true;
+  int64_t micro_batches = 1;  // gradient accumulation: kBatch samples split into this many
   std::string label() const {
     return "[policy=" + policy + " use_orig_params=" + (use_orig_params ? "true" : "false") + (lora ? " lora" : " full") +
-           (reshard_after_forward ? "" : " reshard_after_forward=false") + "]";
+           (reshard_after_forward ? "" : " reshard_after_forward=false") +
+           (micro_batches > 1 ? " micro_batches=" + std::to_string(micro_batches) : "") + "]";
   }
 };
 
@@ -51,13 +53,19 @@ std::vector<double> TrainReference(model::LlamaForCausalLM& m, int world, bool n
   return losses;
 }
 
+// This rank's kBatch samples of each global batch, as `micro_batches` accumulated micro-batches.
 std::vector<double> TrainSharded(model::LlamaForCausalLM& m, shard::FlatShardedModel& sharded, optim::AdamW& opt,
-                                 comm::Communicator* comm) {
+                                 comm::Communicator* comm, int64_t micro_batches = 1) {
   train::Trainer trainer(m, opt, comm, &sharded);
   model::SyntheticData data(3, m.config().vocab_size, kSeqLen);
   const int rank = comm ? comm->rank() : 0;
+  const int64_t per_micro = kBatch / micro_batches;
   std::vector<double> losses;
-  for (int64_t s = 0; s < kSteps; ++s) losses.push_back(trainer.step(data.batch(s, rank * kBatch, kBatch)).loss);
+  for (int64_t s = 0; s < kSteps; ++s) {
+    std::vector<model::Batch> micro;
+    for (int64_t i = 0; i < micro_batches; ++i) micro.push_back(data.batch(s, rank * kBatch + i * per_micro, per_micro));
+    losses.push_back(trainer.step(micro).loss);
+  }
   return losses;
 }
 
@@ -101,7 +109,7 @@ void RunParityCase(const Case& c, comm::Communicator* comm) {
   const bool no_decay_on_norms = c.use_orig_params;
   shard::FlatShardedModel sharded(*m, comm, opts);
   optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, kWeightDecay, no_decay_on_norms));
-  auto losses = TrainSharded(*m, sharded, opt, comm);
+  auto losses = TrainSharded(*m, sharded, opt, comm, c.micro_batches);
   auto gathered = sharded.gather_full_params();
   auto reference = Build(c.lora);
   auto ref_losses = TrainReference(*reference, world, no_decay_on_norms);
@@ -126,10 +134,10 @@ int64_t RoundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 }  // namespace
 
-int FlatParity(const std::string& policy, bool reshard_after_forward) {
+int FlatParity(const std::string& policy, bool reshard_after_forward, int64_t micro_batches) {
   auto comm = ConnectFromEnv();
   for (bool orig : {true, false}) {
-    for (bool lora : {false, true}) RunParityCase({orig, lora, policy, reshard_after_forward}, comm.get());
+    for (bool lora : {false, true}) RunParityCase({orig, lora, policy, reshard_after_forward, micro_batches}, comm.get());
   }
   if (comm) comm->barrier();
   return ExitCode();
@@ -192,6 +200,14 @@ int FlatGradBytes(const std::string& policy) {
   Expect(b.grads_sharded == expected, "[" + policy + "] sharded grad bytes " + std::to_string(b.grads_sharded) +
                                           ", expected " + std::to_string(expected));
   Expect(b.params_unsharded == 0, "[" + policy + "] unsharded bytes left after the step: " + std::to_string(b.params_unsharded));
+  // One unit's full gradient at a time awaits its reduce-scatter: the largest trainable unit's.
+  int64_t largest_trainable = 0;
+  for (const auto& u : sharded.units()) {
+    if (u->requires_grad()) largest_trainable = std::max(largest_trainable, u->padded_numel() * 4);
+  }
+  Expect(b.grads_unsharded_peak == largest_trainable, "[" + policy + "] unsharded grad peak " +
+                                                          std::to_string(b.grads_unsharded_peak) + ", expected " +
+                                                          std::to_string(largest_trainable));
   if (comm) comm->barrier();
   return ExitCode();
 }

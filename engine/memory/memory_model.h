@@ -22,7 +22,7 @@ struct MemoryModelInput {
   bool reshard_after_forward = true;
   int world_size = 1;
   int rank = 0;
-  int64_t batch_size = 1, seq_len = 1;  // per rank
+  int64_t batch_size = 1, seq_len = 1;  // per rank and micro-batch
   int64_t element_size = 4;             // fp32
 };
 

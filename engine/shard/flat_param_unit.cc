@@ -160,12 +160,8 @@ at::Tensor FlatParamUnit::gather_new_full() {
 
 void FlatParamUnit::unshard_for_forward() {
   if (unsharded_ || params_.empty()) return;
-  if (options_.use_orig_params && requires_grad_) {
-    // Like FSDP: if the user cleared every original grad (zero_grad), the shard grad goes too.
-    bool any_grad = false;
-    for (const auto& p : params_) any_grad |= p.requires_grad && p.orig.grad().defined();
-    if (!any_grad && flat_shard_.grad().defined()) flat_shard_.mutable_grad() = at::Tensor();
-  }
+  // The shard gradient is cleared by zero_grad() at the start of a step (the trainer calls it),
+  // not here: micro-batches of one step must accumulate into it.
   if (world_size() == 1) {
     // One rank: nothing to gather. Like PyTorch (which switches to NO_SHARD at world size 1),
     // the shard itself is the full buffer and gradients accumulate straight into it.
@@ -224,9 +220,12 @@ at::Tensor FlatParamUnit::reduce_scatter_grad(const at::Tensor& full_grad) {
   c10::NoGradGuard no_grad;
   at::Tensor g = full_grad.contiguous();
   if (world_size() == 1) return g.clone();
+  // The unsharded gradient exists from here until the reduce-scatter has consumed it.
+  if (options_.unsharded_grad_bytes) options_.unsharded_grad_bytes->add(g.nbytes());
   memory::ScopedCategory grads(memory::Category::kGrads);
   at::Tensor shard_grad = at::empty({shard_numel_}, g.options());
   comm_->reduce_scatter(shard_grad, g);
+  if (options_.unsharded_grad_bytes) options_.unsharded_grad_bytes->sub(g.nbytes());
   return shard_grad.div_(world_size());
 }
 

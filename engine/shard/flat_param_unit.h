@@ -36,7 +36,8 @@ struct FlatUnitOptions {
   bool use_orig_params = true;        // PyTorch's default since 2.x for FSDP1 users of LoRA
   bool reshard_after_forward = true;  // false: SHARD_GRAD_OP (keep params until backward)
   bool is_root = false;               // the root is never resharded after forward
-  ByteGauge* unsharded_bytes = nullptr;  // optional: current/peak unsharded buffer bytes
+  ByteGauge* unsharded_bytes = nullptr;       // optional: current/peak unsharded buffer bytes
+  ByteGauge* unsharded_grad_bytes = nullptr;  // optional: full-buffer gradients awaiting reduce-scatter
 };
 
 struct FlatParamSlot {

@@ -11,6 +11,7 @@ FlatShardedModel::FlatShardedModel(model::LlamaForCausalLM& model, comm::Communi
     unit_options.reshard_after_forward = options.reshard_after_forward;
     unit_options.is_root = plan.module == &model;
     unit_options.unsharded_bytes = &unsharded_bytes_;
+    unit_options.unsharded_grad_bytes = &unsharded_grad_bytes_;
     units_.push_back(std::make_unique<FlatParamUnit>(std::move(plan), comm, unit_options));
     by_module_[&units_.back()->module()] = units_.back().get();
     units_.back()->module().set_forward_hooks(this);
@@ -70,6 +71,7 @@ ShardBytes FlatShardedModel::bytes() const {
     b.params_sharded += u->sharded_param_bytes();
     b.params_unsharded += u->unsharded_param_bytes();
     b.params_unsharded_peak = unsharded_bytes_.peak;
+    b.grads_unsharded_peak = unsharded_grad_bytes_.peak;
     b.grads_sharded += u->sharded_grad_bytes();
   }
   return b;

@@ -27,6 +27,7 @@ struct ShardBytes {
   int64_t params_unsharded = 0;       // full buffers allocated right now
   int64_t params_unsharded_peak = 0;  // the most allocated at once since reset_peaks()
   int64_t grads_sharded = 0;
+  int64_t grads_unsharded_peak = 0;   // largest full-buffer gradient alive at once (before its reduce-scatter)
 };
 
 class FlatShardedModel : public model::ForwardHooks, public train::GradientSync {
@@ -48,7 +49,10 @@ class FlatShardedModel : public model::ForwardHooks, public train::GradientSync 
   // Collective: full parameters with original names, in the model's order.
   std::vector<std::pair<std::string, at::Tensor>> gather_full_params();
   ShardBytes bytes() const;
-  void reset_peaks() { unsharded_bytes_.reset_peak(); }
+  void reset_peaks() {
+    unsharded_bytes_.reset_peak();
+    unsharded_grad_bytes_.reset_peak();
+  }
   // Collective: calls `fn(name, full tensor)` for every parameter, one unit at a time, so at
   // most one unit is gathered at once.
   void for_each_full_param(const std::function<void(const std::string&, const at::Tensor&)>& fn);
@@ -60,6 +64,7 @@ class FlatShardedModel : public model::ForwardHooks, public train::GradientSync 
   std::vector<std::unique_ptr<FlatParamUnit>> units_;
   std::map<model::Module*, FlatParamUnit*> by_module_;
   ByteGauge unsharded_bytes_;
+  ByteGauge unsharded_grad_bytes_;
 };
 
 }  // namespace shardbench::shard

@@ -16,24 +16,28 @@ Trainer::Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::
                  GradientSync* sync)
     : model_(model), optimizer_(optimizer), comm_(comm), sync_(sync) {}
 
-StepTimes Trainer::step(const model::Batch& batch) {
+StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   StepTimes t;
   const auto start = Clock::now();
   optimizer_.zero_grad();
   if (sync_) sync_->zero_grad();
-  at::Tensor loss;
+  at::Tensor loss_sum;
   {
     // Everything forward and backward allocate is activations unless an engine says otherwise
     // (unsharded buffers, gradient shards); gradients are retagged by the engine afterwards.
     memory::ScopedCategory activations(memory::Category::kActivations);
-    loss = model_.loss(batch.input_ids, batch.labels);
-    loss.backward();
+    const double scale = 1.0 / static_cast<double>(micro_batches.size());
+    for (const auto& batch : micro_batches) {
+      at::Tensor loss = model_.loss(batch.input_ids, batch.labels);
+      (loss * scale).backward();
+      loss_sum = loss_sum.defined() ? loss_sum + loss.detach() : loss.detach();
+    }
   }
   t.forward_backward = Since(start);
 
   const auto sync = Clock::now();
   if (sync_) sync_->after_backward();
-  at::Tensor global_loss = loss.detach().clone();
+  at::Tensor global_loss = loss_sum / static_cast<double>(micro_batches.size());
   if (comm_ && comm_->world_size() > 1) {
     comm_->all_reduce(global_loss);
     global_loss.div_(comm_->world_size());

@@ -2,6 +2,8 @@
 // sync, optimizer step. The global loss (mean over ranks) is what parity checks compare.
 #pragma once
 
+#include <vector>
+
 #include "engine/comm/communicator.h"
 #include "engine/model/llama.h"
 #include "engine/model/synthetic_data.h"
@@ -11,7 +13,7 @@
 namespace shardbench::train {
 
 struct StepTimes {
-  double loss = 0.0;  // mean over all ranks' tokens (global loss)
+  double loss = 0.0;  // mean over all ranks' tokens and micro-batches (global loss)
   double seconds = 0.0;
   double forward_backward = 0.0;  // includes the communication an engine does inside backward
   double grad_sync = 0.0;         // after backward (all-reduce; finishing reduce-scatters)
@@ -22,7 +24,10 @@ class Trainer {
  public:
   // `comm` may be null (single process); `sync` may be null (nothing to synchronise).
   Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::Communicator* comm, GradientSync* sync);
-  StepTimes step(const model::Batch& local_batch);
+  // One optimizer step over this rank's micro-batches: gradients accumulate across them (each
+  // loss scaled by 1/count, so the step sees the mean over all of them) and are synchronised once.
+  StepTimes step(const std::vector<model::Batch>& micro_batches);
+  StepTimes step(const model::Batch& local_batch) { return step(std::vector<model::Batch>{local_batch}); }
 
  private:
   model::LlamaForCausalLM& model_;
