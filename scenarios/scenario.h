@@ -35,6 +35,8 @@ struct OptimizerConfig {
   // before_wrap: built from the original parameters, then the model is wrapped; fine with
   // use_orig_params=true, silently trains nothing with use_orig_params=false.
   std::string build = "after_wrap";
+  // AdamW implementation: for_loop | foreach | fused (torch's three; see engine/optim/adamw.h).
+  std::string impl = "for_loop";
 };
 
 struct ChecksConfig {
@@ -42,6 +44,10 @@ struct ChecksConfig {
   // (same seed, fp32), relative tolerance. Skipped for the reference engine on one rank.
   bool loss_parity = true;
   double loss_rtol = 1e-5;
+  // Steps the tolerance applies to. fp32 rounding (the order of gradient sums differs) grows
+  // through training dynamics, so parity is judged on the first steps; the detail also reports
+  // the largest difference over the whole run.
+  int64_t loss_parity_steps = 8;
   bool learning = true;  // loss dropped, every trainable param changed, no frozen one did
   // grad_memory: gradient bytes a rank holds over the trainable bytes it owns (trainable bytes
   // / world size) must not exceed this. 0 = off. Frozen params flattened with trainable ones

@@ -17,8 +17,10 @@ EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& mod
     : model_(model) {
   for (auto& p : model.named_parameters()) trainable_.push_back({p.name, p.slot->requires_grad()});
   const auto& t = s.train;
+  optim::AdamWOptions adamw;
+  adamw.impl = optim::ParseAdamWImpl(s.optimizer.impl);
   if (s.optimizer.build == "before_wrap") {
-    optimizer_ = std::make_unique<optim::AdamW>(optim::MakeParamGroups(model, t.lr, t.weight_decay, t.no_decay_on_norms));
+    optimizer_ = std::make_unique<optim::AdamW>(optim::MakeParamGroups(model, t.lr, t.weight_decay, t.no_decay_on_norms), adamw);
   }
   if (s.engine == "flat") {
     shard::FlatShardingOptions o;
@@ -31,7 +33,7 @@ EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& mod
   }
   if (!optimizer_) {
     const auto params = flat_ ? flat_->named_parameters() : model.named_parameters();
-    optimizer_ = std::make_unique<optim::AdamW>(optim::MakeParamGroups(params, t.lr, t.weight_decay, t.no_decay_on_norms));
+    optimizer_ = std::make_unique<optim::AdamW>(optim::MakeParamGroups(params, t.lr, t.weight_decay, t.no_decay_on_norms), adamw);
   }
 }
 

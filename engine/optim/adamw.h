@@ -1,7 +1,14 @@
-// AdamW with decoupled weight decay, matching torch.optim.AdamW's update (amsgrad=False,
-// maximize=False). Parameter groups carry their own lr and weight decay. The optimizer holds
-// the parameter tensors themselves (not copies), so an engine that keeps parameter identity
-// (use_orig_params) keeps an optimizer built before wrapping working.
+// AdamW with decoupled weight decay, matching torch.optim.AdamW (amsgrad=False,
+// maximize=False) in three implementations, as torch has them:
+//   for_loop - one parameter at a time (_single_tensor_adamw)
+//   foreach  - each update step over all of a group's tensors at once (at::_foreach_*,
+//              _multi_tensor_adamw): fewer kernel launches, more temporary memory
+//   fused    - one kernel for the whole update (at::_fused_adamw_), where the device and dtype
+//              support it; elsewhere a clear error
+// Parameter groups carry their own lr and weight decay. The optimizer holds the parameter
+// tensors themselves, so an engine that keeps parameter identity (use_orig_params) keeps an
+// optimizer built before wrapping working. State exists only for parameters that got a
+// gradient (with a sharded engine: this rank's shard).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -10,6 +17,10 @@
 #include <vector>
 
 namespace shardbench::optim {
+
+enum class AdamWImpl { kForLoop, kForeach, kFused };
+AdamWImpl ParseAdamWImpl(const std::string& name);  // InputError for anything else
+const char* AdamWImplName(AdamWImpl impl);
 
 struct ParamGroup {
   std::string name;  // "decay", "no_decay": shown in results
@@ -22,6 +33,7 @@ struct AdamWOptions {
   double beta1 = 0.9;
   double beta2 = 0.999;
   double eps = 1e-8;
+  AdamWImpl impl = AdamWImpl::kForLoop;
 };
 
 class AdamW {
@@ -35,15 +47,27 @@ class AdamW {
   void zero_grad();
 
   std::vector<ParamGroup>& groups() { return groups_; }
-  // Bytes of optimizer state (exp_avg + exp_avg_sq) currently allocated.
+  const AdamWOptions& options() const { return options_; }
+  // Bytes of optimizer state (exp_avg + exp_avg_sq, and fused's step tensors) allocated.
   int64_t state_bytes() const;
   int64_t steps_taken() const { return step_; }
 
  private:
   struct State {
     at::Tensor exp_avg, exp_avg_sq;
+    at::Tensor step_tensor;  // fused only: the kernel reads the step from a tensor
     int64_t step = 0;
   };
+  // The group's parameters that have a gradient, with their (created if new) state.
+  struct Active {
+    std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;
+    std::vector<State*> states;
+  };
+  Active collect(size_t group);
+  void step_for_loop(const ParamGroup& g, Active& a);
+  void step_foreach(const ParamGroup& g, Active& a);
+  void step_fused(const ParamGroup& g, Active& a);
+
   std::vector<ParamGroup> groups_;
   std::vector<std::vector<State>> state_;  // [group][param]
   AdamWOptions options_;
