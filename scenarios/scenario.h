@@ -18,7 +18,11 @@ struct TrainConfig {
   int64_t warmup_steps = 2;    // run first, excluded from every sampled metric
   double lr = 1e-3;
   double weight_decay = 0.0;
-  bool no_decay_on_norms = true;  // 1-D params (norms) in a no-weight-decay group
+  bool no_decay_on_norms = true;  // norms (by name) in a no-weight-decay group
+  double max_grad_norm = 0.0;     // > 0: clip gradients by global norm (across all shards)
+  std::string lr_schedule = "constant";  // constant | cosine (after lr_warmup_steps)
+  int64_t lr_warmup_steps = 0;    // linear learning-rate warmup (not the measurement warmup)
+  double min_lr_ratio = 0.0;      // cosine decays to lr * min_lr_ratio at the last step
   uint64_t seed = 1234;        // model init and data
 };
 

@@ -7,6 +7,16 @@
 
 namespace shardbench {
 
+train::TrainerOptions TrainerOptionsFor(const Scenario& s) {
+  train::TrainerOptions o;
+  o.max_grad_norm = s.train.max_grad_norm;
+  o.lr_schedule.kind = s.train.lr_schedule;
+  o.lr_schedule.warmup_steps = s.train.lr_warmup_steps;
+  o.lr_schedule.total_steps = s.total_steps();
+  o.lr_schedule.min_lr_ratio = s.train.min_lr_ratio;
+  return o;
+}
+
 Fingerprint FingerprintOf(const at::Tensor& t) {
   c10::NoGradGuard no_grad;
   at::Tensor d = t.detach().to(at::kDouble);

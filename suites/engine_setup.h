@@ -14,9 +14,13 @@
 #include "engine/optim/adamw.h"
 #include "engine/shard/flat_sharded_model.h"
 #include "engine/train/data_parallel.h"
+#include "engine/train/trainer.h"
 #include "scenarios/scenario.h"
 
 namespace shardbench {
+
+// The trainer options (clipping, learning-rate schedule) a scenario asks for.
+train::TrainerOptions TrainerOptionsFor(const Scenario& s);
 
 // Order-independent summary of a tensor's values: tells "changed" from "unchanged" exactly.
 using Fingerprint = std::pair<double, double>;

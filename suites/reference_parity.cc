@@ -10,6 +10,7 @@
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/param_groups.h"
 #include "engine/train/trainer.h"
+#include "suites/engine_setup.h"
 
 namespace shardbench {
 
@@ -24,7 +25,7 @@ Check LossParityCheck(const Scenario& s, const std::vector<double>& engine_loss)
   const bool flat_params = s.engine == "flat" && !s.sharding.use_orig_params && s.optimizer.build == "after_wrap";
   optim::AdamW opt(optim::MakeParamGroups(*m, s.train.lr, s.train.weight_decay,
                                           s.train.no_decay_on_norms && !flat_params));
-  train::Trainer trainer(*m, opt, nullptr, nullptr);
+  train::Trainer trainer(*m, opt, nullptr, nullptr, TrainerOptionsFor(s));
   model::SyntheticData data(s.train.seed, m->config().vocab_size, s.train.seq_len);
   const int64_t global_batch = s.train.batch_size * s.train.grad_accumulation * s.world_size;
   const int64_t judged = std::min<int64_t>(s.checks.loss_parity_steps, static_cast<int64_t>(engine_loss.size()));

@@ -92,7 +92,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   // 4. Train: warmup steps first, then the measured ones. With A micro-batches of b samples,
   //    rank r takes samples [r*A*b, (r+1)*A*b) of each global batch, so every world size and
   //    accumulation count sees the same global batches.
-  train::Trainer trainer(*llama, engine.optimizer(), comm.get(), engine.sync());
+  train::Trainer trainer(*llama, engine.optimizer(), comm.get(), engine.sync(), TrainerOptionsFor(s));
   model::SyntheticData data(s.train.seed, llama->config().vocab_size, s.train.seq_len);
   const int64_t b = s.train.batch_size, accum = s.train.grad_accumulation, total = s.total_steps();
   RankRecord rec(total);

@@ -131,6 +131,13 @@ TEST(FlatAcrossRanksAccumulating, MatchesUnshardedReference) {
   EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
 }
 
+// Clipping by global norm: each rank's shard norms are all-reduced, so the clipped update
+// equals the reference's (a small max norm keeps clipping active every step).
+TEST(FlatAcrossRanksClipping, MatchesUnshardedReference) {
+  auto run = testing::RunRankWorker(3, {"flat-parity", "lora_separate", "clip"});
+  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1] << run.logs[2];
+}
+
 class FlatGradBytes : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 
 TEST_P(FlatGradBytes, ExactPerRank) {

@@ -81,3 +81,35 @@ TEST(AdamWImpl, NamesParseAndBadNameIsRefused) {
 
 }  // namespace
 }  // namespace shardbench
+
+#include "engine/optim/grad_clip.h"
+#include "engine/optim/lr_schedule.h"
+
+namespace shardbench {
+namespace {
+
+TEST(GradClip, ScalesToMaxNormLikeTorch) {
+  std::vector<at::Tensor> grads{at::tensor({3.0}, at::kDouble), at::tensor({4.0}, at::kDouble)};
+  EXPECT_DOUBLE_EQ(optim::ClipGradNorm(grads, 1.0, nullptr), 5.0);
+  EXPECT_NEAR(grads[0].item<double>(), 3.0 / (5.0 + 1e-6), 1e-15);
+  EXPECT_NEAR(grads[1].item<double>(), 4.0 / (5.0 + 1e-6), 1e-15);
+  // Under the limit nothing changes.
+  std::vector<at::Tensor> small{at::tensor({0.3}, at::kDouble)};
+  optim::ClipGradNorm(small, 1.0, nullptr);
+  EXPECT_DOUBLE_EQ(small[0].item<double>(), 0.3);
+}
+
+TEST(LrSchedule, LinearWarmupThenCosineToFloor) {
+  optim::LrSchedule s{"cosine", 4, 14, 0.1};
+  EXPECT_DOUBLE_EQ(s.factor(0), 0.25);
+  EXPECT_DOUBLE_EQ(s.factor(3), 1.0);
+  EXPECT_DOUBLE_EQ(s.factor(4), 1.0);                 // decay starts after warmup
+  EXPECT_NEAR(s.factor(9), 0.1 + 0.9 * 0.5, 1e-12);   // halfway
+  EXPECT_NEAR(s.factor(14), 0.1, 1e-12);              // the floor
+  optim::LrSchedule constant{"constant", 2, 10, 0.0};
+  EXPECT_DOUBLE_EQ(constant.factor(0), 0.5);
+  EXPECT_DOUBLE_EQ(constant.factor(7), 1.0);
+}
+
+}  // namespace
+}  // namespace shardbench

@@ -20,9 +20,10 @@ int main(int argc, char** argv) {
       {"join-only", JoinOnly},
       {"dp-parity", [&] { return DataParallelParity(argc > 2 && std::string(argv[2]) == "lora"); }},
       {"flat-parity", [&] {
-         // flat-parity POLICY [keep|accumulate]
+         // flat-parity POLICY [keep|accumulate|clip]
          const std::string mode = argc > 3 ? argv[3] : "";
-         return FlatParity(argc > 2 ? argv[2] : "transformer_block", mode != "keep", mode == "accumulate" ? 2 : 1);
+         return FlatParity(argc > 2 ? argv[2] : "transformer_block", mode != "keep", mode == "accumulate" ? 2 : 1,
+                           mode == "clip" ? 0.5 : 0.0);
        }},
       {"flat-optimizer-before-wrap", [&] { return FlatOptimizerBeforeWrap(argc > 2 && std::string(argv[2]) == "orig"); }},
       {"flat-unsharded-peak", [&] { return FlatUnshardedPeak(argc > 2 ? argv[2] : "lora_separate"); }},

@@ -19,7 +19,7 @@ int StallOnRank1();
 int DieOnRank1();
 int JoinOnly();
 int DataParallelParity(bool lora);
-int FlatParity(const std::string& policy, bool reshard_after_forward, int64_t micro_batches);
+int FlatParity(const std::string& policy, bool reshard_after_forward, int64_t micro_batches, double max_grad_norm);
 int FlatOptimizerBeforeWrap(bool use_orig_params);
 int FlatGradBytes(const std::string& policy);
 int FlatUnshardedPeak(const std::string& policy);

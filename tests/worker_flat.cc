@@ -24,10 +24,12 @@ struct Case {
   std::string policy;
   bool reshard_after_forward = true;
   int64_t micro_batches = 1;  // gradient accumulation: kBatch samples split into this many
+  double max_grad_norm = 0;   // > 0: clip by global norm (all-reduced across shards)
   std::string label() const {
     return "[policy=" + policy + " use_orig_params=" + (use_orig_params ? "true" : "false") + (lora ? " lora" : " full") +
            (reshard_after_forward ? "" : " reshard_after_forward=false") +
-           (micro_batches > 1 ? " micro_batches=" + std::to_string(micro_batches) : "") + "]";
+           (micro_batches > 1 ? " micro_batches=" + std::to_string(micro_batches) : "") +
+           (max_grad_norm > 0 ? " max_grad_norm=" + std::to_string(max_grad_norm) : "") + "]";
   }
 };
 
@@ -44,9 +46,12 @@ std::unique_ptr<model::LlamaForCausalLM> Build(bool lora) {
 shard::WrapPolicy Policy(const std::string& name) { return shard::ParseWrapPolicy(name, /*min_params=*/20000); }
 
 // The unsharded reference with the whole global batch in one process.
-std::vector<double> TrainReference(model::LlamaForCausalLM& m, int world, bool no_decay_on_norms) {
+std::vector<double> TrainReference(model::LlamaForCausalLM& m, int world, bool no_decay_on_norms,
+                                   double max_grad_norm = 0) {
   optim::AdamW opt(optim::MakeParamGroups(m, kLr, kWeightDecay, no_decay_on_norms));
-  train::Trainer trainer(m, opt, nullptr, nullptr);
+  train::TrainerOptions o;
+  o.max_grad_norm = max_grad_norm;
+  train::Trainer trainer(m, opt, nullptr, nullptr, o);
   model::SyntheticData data(3, m.config().vocab_size, kSeqLen);
   std::vector<double> losses;
   for (int64_t s = 0; s < kSteps; ++s) losses.push_back(trainer.step(data.batch(s, 0, kBatch * world)).loss);
@@ -55,8 +60,11 @@ std::vector<double> TrainReference(model::LlamaForCausalLM& m, int world, bool n
 
 // This rank's kBatch samples of each global batch, as `micro_batches` accumulated micro-batches.
 std::vector<double> TrainSharded(model::LlamaForCausalLM& m, shard::FlatShardedModel& sharded, optim::AdamW& opt,
-                                 comm::Communicator* comm, int64_t micro_batches = 1) {
-  train::Trainer trainer(m, opt, comm, &sharded);
+                                 comm::Communicator* comm, int64_t micro_batches = 1, double max_grad_norm = 0,
+                                 double* min_grad_norm_seen = nullptr) {
+  train::TrainerOptions o;
+  o.max_grad_norm = max_grad_norm;
+  train::Trainer trainer(m, opt, comm, &sharded, o);
   model::SyntheticData data(3, m.config().vocab_size, kSeqLen);
   const int rank = comm ? comm->rank() : 0;
   const int64_t per_micro = kBatch / micro_batches;
@@ -65,6 +73,7 @@ std::vector<double> TrainSharded(model::LlamaForCausalLM& m, shard::FlatShardedM
     std::vector<model::Batch> micro;
     for (int64_t i = 0; i < micro_batches; ++i) micro.push_back(data.batch(s, rank * kBatch + i * per_micro, per_micro));
     losses.push_back(trainer.step(micro).loss);
+    if (min_grad_norm_seen) *min_grad_norm_seen = std::min(*min_grad_norm_seen, trainer.last_grad_norm());
   }
   return losses;
 }
@@ -89,7 +98,9 @@ void CompareWithReference(const std::string& label, const std::vector<double>& l
   }
 }
 
-void RunParityCase(const Case& c, comm::Communicator* comm) {
+void RunParityCase(Case c, comm::Communicator* comm) {
+  // LoRA's gradients are about 10x smaller than a full fine-tune's: keep clipping active.
+  if (c.lora) c.max_grad_norm /= 10;
   const int world = comm ? comm->world_size() : 1;
   auto m = Build(c.lora);
   shard::FlatShardingOptions opts{Policy(c.policy), c.use_orig_params, c.reshard_after_forward};
@@ -109,10 +120,15 @@ void RunParityCase(const Case& c, comm::Communicator* comm) {
   const bool no_decay_on_norms = c.use_orig_params;
   shard::FlatShardedModel sharded(*m, comm, opts);
   optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, kWeightDecay, no_decay_on_norms));
-  auto losses = TrainSharded(*m, sharded, opt, comm, c.micro_batches);
+  double min_norm = 1e300;
+  auto losses = TrainSharded(*m, sharded, opt, comm, c.micro_batches, c.max_grad_norm, &min_norm);
+  if (c.max_grad_norm > 0) {
+    Expect(min_norm > c.max_grad_norm, c.label() + " clipping was not active on every step (smallest norm " +
+                                           std::to_string(min_norm) + ")");
+  }
   auto gathered = sharded.gather_full_params();
   auto reference = Build(c.lora);
-  auto ref_losses = TrainReference(*reference, world, no_decay_on_norms);
+  auto ref_losses = TrainReference(*reference, world, no_decay_on_norms, c.max_grad_norm);
   CompareWithReference(c.label(), losses, ref_losses, gathered, *reference);
   // Not vacuous: training moved the trainable parameters far beyond the parity tolerance.
   auto initial = Build(c.lora);
@@ -134,10 +150,12 @@ int64_t RoundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 }  // namespace
 
-int FlatParity(const std::string& policy, bool reshard_after_forward, int64_t micro_batches) {
+int FlatParity(const std::string& policy, bool reshard_after_forward, int64_t micro_batches, double max_grad_norm) {
   auto comm = ConnectFromEnv();
   for (bool orig : {true, false}) {
-    for (bool lora : {false, true}) RunParityCase({orig, lora, policy, reshard_after_forward, micro_batches}, comm.get());
+    for (bool lora : {false, true}) {
+      RunParityCase({orig, lora, policy, reshard_after_forward, micro_batches, max_grad_norm}, comm.get());
+    }
   }
   if (comm) comm->barrier();
   return ExitCode();

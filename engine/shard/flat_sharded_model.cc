@@ -49,6 +49,14 @@ void FlatShardedModel::after_backward() {
   for (auto& u : units_) u->finish_backward();
 }
 
+std::vector<at::Tensor> FlatShardedModel::local_grads() {
+  std::vector<at::Tensor> out;
+  for (auto& p : named_parameters()) {
+    if (p.slot->requires_grad() && p.slot->grad().defined()) out.push_back(p.slot->grad());
+  }
+  return out;
+}
+
 std::vector<std::pair<std::string, at::Tensor>> FlatShardedModel::gather_full_params() {
   std::map<std::string, at::Tensor> by_name;
   for (auto& u : units_) {

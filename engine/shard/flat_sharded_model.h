@@ -45,6 +45,11 @@ class FlatShardedModel : public model::ForwardHooks, public train::GradientSync 
   at::Tensor post_forward(model::Module& module, at::Tensor output) override;
   void zero_grad() override;
   void after_backward() override;
+  // The shard gradients of trainable parameters only: with use_orig_params the original
+  // parameters' gradient views (frozen slots of mixed units excluded, as in FSDP's
+  // clip_grad_norm_ over module.parameters()); otherwise each unit's flat shard gradient.
+  std::vector<at::Tensor> local_grads() override;
+  bool grads_sharded() const override { return true; }
 
   // Collective: full parameters with original names, in the model's order.
   std::vector<std::pair<std::string, at::Tensor>> gather_full_params();

@@ -13,6 +13,14 @@ AllReduceGradients::AllReduceGradients(model::Module& model, comm::Communicator*
   }
 }
 
+std::vector<at::Tensor> AllReduceGradients::local_grads() {
+  std::vector<at::Tensor> out;
+  for (auto& p : trainable_) {
+    if (p.grad().defined()) out.push_back(p.grad());
+  }
+  return out;
+}
+
 void AllReduceGradients::after_backward() {
   for (auto& p : trainable_) memory::Retag(p.grad(), memory::Category::kGrads);
   if (!comm_ || comm_->world_size() == 1 || trainable_.empty()) return;

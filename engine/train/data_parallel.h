@@ -17,6 +17,8 @@ class AllReduceGradients : public GradientSync {
   // `comm` may be null (single process).
   AllReduceGradients(model::Module& model, comm::Communicator* comm);
   void after_backward() override;
+  std::vector<at::Tensor> local_grads() override;
+  bool grads_sharded() const override { return false; }
 
  private:
   comm::Communicator* comm_;

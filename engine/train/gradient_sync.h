@@ -2,6 +2,10 @@
 // (the unsharded data-parallel reference) or reduce-scatter them into shards (FSDP engines).
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
 namespace shardbench::train {
 
 class GradientSync {
@@ -11,6 +15,10 @@ class GradientSync {
   virtual void zero_grad() {}
   // After loss.backward(): gradients are ready for the optimizer when this returns.
   virtual void after_backward() = 0;
+  // The gradients this rank holds for the optimizer (after after_backward), and whether they
+  // are shards (each element on one rank: a global norm needs an all-reduce) or replicas.
+  virtual std::vector<at::Tensor> local_grads() = 0;
+  virtual bool grads_sharded() const = 0;
 };
 
 }  // namespace shardbench::train

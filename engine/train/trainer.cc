@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "engine/memory/tracking_allocator.h"
+#include "engine/optim/grad_clip.h"
 
 namespace shardbench::train {
 namespace {
@@ -13,8 +14,10 @@ double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 }  // namespace
 
 Trainer::Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::Communicator* comm,
-                 GradientSync* sync)
-    : model_(model), optimizer_(optimizer), comm_(comm), sync_(sync) {}
+                 GradientSync* sync, TrainerOptions options)
+    : model_(model), optimizer_(optimizer), comm_(comm), sync_(sync), options_(options) {
+  for (const auto& g : optimizer_.groups()) base_lrs_.push_back(g.lr);
+}
 
 StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   StepTimes t;
@@ -44,6 +47,23 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   }
   t.grad_sync = Since(sync);
   const auto opt = Clock::now();
+  if (options_.max_grad_norm > 0) {
+    std::vector<at::Tensor> grads;
+    bool sharded = false;
+    if (sync_) {
+      grads = sync_->local_grads();
+      sharded = sync_->grads_sharded();
+    } else {
+      for (auto& g : optimizer_.groups()) {
+        for (auto& p : g.params) {
+          if (p.grad().defined()) grads.push_back(p.grad());
+        }
+      }
+    }
+    last_grad_norm_ = optim::ClipGradNorm(grads, options_.max_grad_norm, sharded ? comm_ : nullptr);
+  }
+  const double lr_factor = options_.lr_schedule.factor(steps_++);
+  for (size_t i = 0; i < base_lrs_.size(); ++i) optimizer_.groups()[i].lr = base_lrs_[i] * lr_factor;
   optimizer_.step();
   t.optimizer = Since(opt);
   t.seconds = Since(start);

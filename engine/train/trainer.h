@@ -8,6 +8,7 @@
 #include "engine/model/llama.h"
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/adamw.h"
+#include "engine/optim/lr_schedule.h"
 #include "engine/train/gradient_sync.h"
 
 namespace shardbench::train {
@@ -20,10 +21,18 @@ struct StepTimes {
   double optimizer = 0.0;
 };
 
+struct TrainerOptions {
+  double max_grad_norm = 0.0;  // > 0: clip by global norm before the optimizer step
+  optim::LrSchedule lr_schedule;  // applied to every group's base lr before each step
+};
+
 class Trainer {
  public:
   // `comm` may be null (single process); `sync` may be null (nothing to synchronise).
-  Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::Communicator* comm, GradientSync* sync);
+  Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::Communicator* comm, GradientSync* sync,
+          TrainerOptions options = {});
+  // The global gradient norm of the last step (before clipping); 0 when not clipping.
+  double last_grad_norm() const { return last_grad_norm_; }
   // One optimizer step over this rank's micro-batches: gradients accumulate across them (each
   // loss scaled by 1/count, so the step sees the mean over all of them) and are synchronised once.
   StepTimes step(const std::vector<model::Batch>& micro_batches);
@@ -34,6 +43,10 @@ class Trainer {
   optim::AdamW& optimizer_;
   comm::Communicator* comm_;
   GradientSync* sync_;
+  TrainerOptions options_;
+  std::vector<double> base_lrs_;
+  int64_t steps_ = 0;
+  double last_grad_norm_ = 0.0;
 };
 
 }  // namespace shardbench::train
