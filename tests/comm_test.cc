@@ -13,17 +13,12 @@ namespace {
 
 using testing::RunRankWorker;
 
-std::string AllLogs(const testing::MultiRankRun& run) {
-  std::string s;
-  for (size_t r = 0; r < run.logs.size(); ++r) s += "--- rank " + std::to_string(r) + "\n" + run.logs[r];
-  return s;
-}
 
 class CollectivesAcrossProcesses : public ::testing::TestWithParam<int> {};
 
 TEST_P(CollectivesAcrossProcesses, ExactResultsForEveryOperation) {
   auto run = RunRankWorker(GetParam(), {"collectives"});
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << AllLogs(run);
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 INSTANTIATE_TEST_SUITE_P(WorldSizes, CollectivesAcrossProcesses, ::testing::Values(2, 3));
@@ -47,7 +42,7 @@ TEST(RendezvousTimeout, RankThatNeverJoinsIsNamed) {
   auto run = RunRankWorker(2, {"join-only"}, spec);
   ASSERT_FALSE(run.result.ok);
   // Rank 0 serves the store and sees who is missing; rank 1 may instead report the lost store.
-  EXPECT_EQ(run.result.ranks[0].exit_code, 3) << run.result.message << "\n" << AllLogs(run);
+  EXPECT_EQ(run.result.ranks[0].exit_code, 3) << testing::Describe(run);
   const std::string& log = run.logs[0];
   EXPECT_NE(log.find("rank(s) 2 of world size 3 did not join within 1500 ms"), std::string::npos) << log;
 }

@@ -110,9 +110,7 @@ class FlatAcrossRanks : public ::testing::TestWithParam<std::tuple<int, std::str
 TEST_P(FlatAcrossRanks, MatchesUnshardedReference) {
   const auto [ws, policy] = GetParam();
   auto run = testing::RunRankWorker(ws, {"flat-parity", policy});
-  std::string logs;
-  for (auto& l : run.logs) logs += l;
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << logs;
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 INSTANTIATE_TEST_SUITE_P(WorldSizesAndPolicies, FlatAcrossRanks,
@@ -122,20 +120,20 @@ INSTANTIATE_TEST_SUITE_P(WorldSizesAndPolicies, FlatAcrossRanks,
 // SHARD_GRAD_OP: parameters stay unsharded from forward to backward.
 TEST(FlatAcrossRanksKeepingParams, MatchesUnshardedReference) {
   auto run = testing::RunRankWorker(2, {"flat-parity", "transformer_block", "keep"});
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 // Gradient accumulation: two micro-batches per step accumulate into the shard gradients.
 TEST(FlatAcrossRanksAccumulating, MatchesUnshardedReference) {
   auto run = testing::RunRankWorker(2, {"flat-parity", "transformer_block", "accumulate"});
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 // Clipping by global norm: each rank's shard norms are all-reduced, so the clipped update
 // equals the reference's (a small max norm keeps clipping active every step).
 TEST(FlatAcrossRanksClipping, MatchesUnshardedReference) {
   auto run = testing::RunRankWorker(3, {"flat-parity", "lora_separate", "clip"});
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1] << run.logs[2];
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 class FlatGradBytes : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
@@ -143,9 +141,7 @@ class FlatGradBytes : public ::testing::TestWithParam<std::tuple<int, std::strin
 TEST_P(FlatGradBytes, ExactPerRank) {
   const auto [ws, policy] = GetParam();
   auto run = testing::RunRankWorker(ws, {"flat-grad-bytes", policy});
-  std::string logs;
-  for (auto& l : run.logs) logs += l;
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << logs;
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 INSTANTIATE_TEST_SUITE_P(WorldSizes, FlatGradBytes,
@@ -156,19 +152,19 @@ class FlatUnshardedPeak : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(FlatUnshardedPeak, BuffersFreedWhenEachUnitsBackwardEnds) {
   auto run = testing::RunRankWorker(2, {"flat-unsharded-peak", GetParam()});
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 INSTANTIATE_TEST_SUITE_P(Policies, FlatUnshardedPeak, ::testing::Values("transformer_block", "lora_separate"));
 
 TEST(FlatOptimizerBeforeWrap, OrigParamsKeepGroupsAndTrainLikeReference) {
   auto run = testing::RunRankWorker(2, {"flat-optimizer-before-wrap", "orig"});
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 TEST(FlatOptimizerBeforeWrap, WithoutOrigParamsNothingEverChanges) {
   auto run = testing::RunRankWorker(2, {"flat-optimizer-before-wrap", "flat"});
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 }  // namespace

@@ -26,6 +26,12 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+std::string Describe(const MultiRankRun& run) {
+  std::string s = run.result.message + "\n";
+  for (size_t r = 0; r < run.logs.size(); ++r) s += "--- rank " + std::to_string(r) + "\n" + run.logs[r];
+  return s;
+}
+
 MultiRankRun RunRankWorker(int nproc, const std::vector<std::string>& args, comm::LaunchSpec spec) {
   static int counter = 0;
   spec.nproc = nproc;

@@ -18,6 +18,9 @@ struct MultiRankRun {
   std::vector<std::string> logs;  // rank r's stdout+stderr
   double seconds = 0;
 };
+// The launcher's verdict and every rank's log, for a failure message.
+std::string Describe(const MultiRankRun& run);
+
 MultiRankRun RunRankWorker(int nproc, const std::vector<std::string>& args, comm::LaunchSpec spec = {});
 
 }  // namespace shardbench::testing

@@ -39,12 +39,12 @@ TEST(ReferenceTraining, LossDropsOnSyntheticTask) {
 
 TEST(ReferenceTraining, DataParallelWs2EqualsOneProcessWithDoubledBatch) {
   auto run = testing::RunRankWorker(2, {"dp-parity"});
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 TEST(ReferenceTraining, DataParallelWs2LoraEqualsOneProcess) {
   auto run = testing::RunRankWorker(2, {"dp-parity", "lora"});
-  EXPECT_TRUE(run.result.ok) << run.result.message << "\n" << run.logs[0] << run.logs[1];
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
 }  // namespace
