@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
                            mode == "clip" ? 0.5 : 0.0);
        }},
       {"flat-optimizer-before-wrap", [&] { return FlatOptimizerBeforeWrap(argc > 2 && std::string(argv[2]) == "orig"); }},
+      {"flat-full-state-dict", [&] { return FlatFullStateDict(argc > 2 ? argv[2] : "full_state_dict"); }},
       {"flat-unsharded-peak", [&] { return FlatUnshardedPeak(argc > 2 ? argv[2] : "lora_separate"); }},
       {"flat-grad-bytes", [&] { return FlatGradBytes(argc > 2 ? argv[2] : "transformer_block"); }},
   };

@@ -23,5 +23,6 @@ int FlatParity(const std::string& policy, bool reshard_after_forward, int64_t mi
 int FlatOptimizerBeforeWrap(bool use_orig_params);
 int FlatGradBytes(const std::string& policy);
 int FlatUnshardedPeak(const std::string& policy);
+int FlatFullStateDict(const std::string& dir);
 
 }  // namespace shardbench::worker

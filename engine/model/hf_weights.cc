@@ -17,7 +17,10 @@ LoadReport LoadHfWeights(LlamaForCausalLM& model, const checkpoint::HfCheckpoint
   std::vector<std::string> missing;
   c10::NoGradGuard no_grad;
   for (auto& p : model.named_parameters()) {
-    if (p.name.find(".lora_") != std::string::npos) continue;  // adapters: not in a base checkpoint
+    // Adapters are not in a base checkpoint (they keep their init) but are in a full state
+    // dict of a LoRA model, which restores them.
+    const bool adapter = p.name.find(".lora_") != std::string::npos;
+    if (adapter && !ckpt.contains(p.name)) continue;
     wanted.insert(p.name);
     if (!ckpt.contains(p.name)) {
       missing.push_back(p.name);

@@ -1,5 +1,6 @@
 // Loads a Hugging Face checkpoint directory into a LlamaForCausalLM: every base parameter by
-// its HF name (LoRA adapters are not in a base checkpoint and keep their own init).
+// its HF name; LoRA adapters when the directory holds them (a full state dict of a LoRA model),
+// otherwise they keep their own init (a base checkpoint).
 #pragma once
 
 #include <string>
