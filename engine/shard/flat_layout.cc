@@ -4,9 +4,10 @@
 
 namespace shardbench::shard {
 
-int64_t FlatLayout::overlap(int64_t offset, int64_t numel, int rank) const {
+std::pair<int64_t, int64_t> FlatLayout::local_range(int64_t offset, int64_t numel, int rank) const {
   const int64_t begin = rank * shard_numel, end = begin + shard_numel;
-  return std::max<int64_t>(0, std::min(end, offset + numel) - std::max(begin, offset));
+  const int64_t lo = std::max(begin, offset), hi = std::min(end, offset + numel);
+  return hi > lo ? std::make_pair(lo - begin, hi - lo) : std::make_pair(int64_t{0}, int64_t{0});
 }
 
 FlatLayout ComputeFlatLayout(const std::vector<int64_t>& numels, int64_t element_size, bool align_16_bytes,

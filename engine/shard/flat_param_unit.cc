@@ -74,7 +74,8 @@ FlatParamUnit::FlatParamUnit(UnitPlan plan, comm::Communicator* comm, FlatUnitOp
   const int64_t elem = static_cast<int64_t>(c10::elementSize(c10::typeMetaToScalarType(opts.dtype())));
   std::vector<int64_t> numels;
   for (const auto& p : plan.params) numels.push_back(p.slot->numel());
-  const FlatLayout layout = ComputeFlatLayout(numels, elem, options_.use_orig_params, world_size());
+  layout_ = ComputeFlatLayout(numels, elem, options_.use_orig_params, world_size());
+  const FlatLayout& layout = layout_;
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const auto& p = plan.params[i];
     FlatParamSlot s;
@@ -107,8 +108,12 @@ std::string FlatParamUnit::flat_param_name() const {
   return path_.empty() ? "_flat_param" : path_ + "._flat_param";
 }
 
+at::Tensor FlatParamUnit::local_slice(const at::Tensor& shard_sized, const FlatParamSlot& p) const {
+  const auto [start, length] = layout_.local_range(p.offset, p.numel, rank());
+  return shard_sized.narrow(0, start, length);
+}
+
 void FlatParamUnit::use_sharded_views() {
-  const int64_t begin = rank() * shard_numel_, end = begin + shard_numel_;
   for (auto& p : params_) {
     if (!options_.use_orig_params) {
       // The originals are no longer the module's parameters (PyTorch deletes them); an
@@ -116,9 +121,7 @@ void FlatParamUnit::use_sharded_views() {
       *p.slot = at::empty({0}, flat_shard_.options().requires_grad(false));
       continue;
     }
-    const int64_t lo = std::max(begin, p.offset), hi = std::min(end, p.offset + p.numel);
-    at::Tensor view = flat_shard_.detach().narrow(0, hi > lo ? lo - begin : 0, std::max<int64_t>(0, hi - lo));
-    p.orig.set_data(view);
+    p.orig.set_data(local_slice(flat_shard_.detach(), p));
     *p.slot = p.orig;
   }
 }
@@ -253,11 +256,8 @@ void FlatParamUnit::finish_backward() {
   if (flat_shard_.grad().defined()) memory::Retag(flat_shard_.grad(), memory::Category::kGrads);  // ws 1: from autograd
   if (!options_.use_orig_params || !flat_shard_.grad().defined()) return;
   const at::Tensor g = flat_shard_.grad();
-  const int64_t begin = rank() * shard_numel_, end = begin + shard_numel_;
   for (auto& p : params_) {
-    if (!p.requires_grad) continue;
-    const int64_t lo = std::max(begin, p.offset), hi = std::min(end, p.offset + p.numel);
-    p.orig.mutable_grad() = g.narrow(0, hi > lo ? lo - begin : 0, std::max<int64_t>(0, hi - lo));
+    if (p.requires_grad) p.orig.mutable_grad() = local_slice(g, p);
   }
 }
 

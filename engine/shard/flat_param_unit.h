@@ -28,6 +28,7 @@
 
 #include "engine/comm/communicator.h"
 #include "engine/shard/byte_gauge.h"
+#include "engine/shard/flat_layout.h"
 #include "engine/shard/wrap_policy.h"
 
 namespace shardbench::shard {
@@ -107,12 +108,15 @@ class FlatParamUnit {
   void use_sharded_views();
   void free_full_storage();
   int64_t full_bytes() const { return padded_numel() * static_cast<int64_t>(flat_shard_.element_size()); }
+  // This rank's slice of `p` within a shard-sized tensor (the shard or its gradient), 1-D.
+  at::Tensor local_slice(const at::Tensor& shard_sized, const FlatParamSlot& p) const;
 
   std::string path_;
   model::Module* module_;
   comm::Communicator* comm_;
   FlatUnitOptions options_;
   std::vector<FlatParamSlot> params_;
+  FlatLayout layout_;
   int64_t unpadded_numel_ = 0, shard_numel_ = 0;
   bool requires_grad_ = false;
   at::Tensor flat_shard_;  // [shard_numel], leaf
