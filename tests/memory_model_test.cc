@@ -24,6 +24,7 @@ class LayoutOnlyComm : public comm::Communicator {
   }
   comm::WorkHandle do_all_reduce(const at::Tensor&) override { return fail(); }
   comm::WorkHandle do_broadcast(const at::Tensor&, int) override { return fail(); }
+  comm::WorkHandle do_scatter(const at::Tensor&, const at::Tensor&, int) override { return fail(); }
   comm::WorkHandle do_barrier() override { return fail(); }
 
  private:

@@ -44,6 +44,15 @@ void CheckCollectives(Communicator& comm, at::ScalarType dtype, bool reducible) 
     comm.broadcast(t, ws - 1);
     ExpectEqual(t, Chunk(42, 7, dtype), "broadcast from the last rank" + tag);
   }
+  {
+    const int64_t n = 6;
+    std::vector<at::Tensor> parts;
+    for (int r = 0; r < ws; ++r) parts.push_back(Chunk(r, n, dtype));
+    at::Tensor in = me == 0 ? at::cat(parts) : at::Tensor();
+    at::Tensor out = at::full({n}, -1, dtype);
+    comm.scatter(out, in, 0);
+    ExpectEqual(out, Chunk(me, n, dtype), "scatter from rank 0" + tag);
+  }
   if (!reducible) return;
   const double rank_sum = ws * (ws + 1) / 2.0;
   {

@@ -11,6 +11,7 @@ const char* CollectiveName(Collective c) {
     case Collective::kReduceScatter: return "reduce_scatter";
     case Collective::kAllReduce: return "all_reduce";
     case Collective::kBroadcast: return "broadcast";
+    case Collective::kScatter: return "scatter";
     case Collective::kBarrier: return "barrier";
     case Collective::kCount: break;
   }
@@ -98,6 +99,23 @@ WorkHandle Communicator::broadcast_async(const at::Tensor& tensor, int root) {
   }
   record_issue(Collective::kBroadcast, tensor.nbytes());
   return do_broadcast(tensor, root);
+}
+
+WorkHandle Communicator::scatter_async(const at::Tensor& output, const at::Tensor& input, int root) {
+  RequireContiguous(output, "scatter output");
+  if (root < 0 || root >= world_size_) {
+    throw std::invalid_argument("communicator: scatter root " + std::to_string(root) + " out of range");
+  }
+  if (rank_ == root) {
+    RequireContiguous(input, "scatter input");
+    RequireSameKind(output, input, "scatter");
+    if (input.numel() != output.numel() * world_size_) {
+      throw std::invalid_argument("communicator: scatter input has " + std::to_string(input.numel()) +
+                                  " elements, expected world size x " + std::to_string(output.numel()));
+    }
+  }
+  record_issue(Collective::kScatter, output.nbytes() * world_size_);
+  return do_scatter(output, input, root);
 }
 
 WorkHandle Communicator::barrier_async() {

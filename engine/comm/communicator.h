@@ -20,7 +20,7 @@
 
 namespace shardbench::comm {
 
-enum class Collective { kAllGather = 0, kReduceScatter, kAllReduce, kBroadcast, kBarrier, kCount };
+enum class Collective { kAllGather = 0, kReduceScatter, kAllReduce, kBroadcast, kScatter, kBarrier, kCount };
 const char* CollectiveName(Collective c);
 
 // Counts and bytes are exact (deterministic for a given scenario); seconds are sampled.
@@ -71,6 +71,10 @@ class Communicator {
                                   std::vector<int64_t> counts = {});
   WorkHandle all_reduce_async(const at::Tensor& tensor);  // in place, sum
   WorkHandle broadcast_async(const at::Tensor& tensor, int root);
+  // Equal chunks: `root`'s `input` (world_size x output.numel() elements, rank order) is split
+  // and rank r receives chunk r into `output`. Other ranks' `input` is ignored (may be undefined).
+  // Loading a full checkpoint on rank 0 sends each rank only its shard this way.
+  WorkHandle scatter_async(const at::Tensor& output, const at::Tensor& input, int root);
   WorkHandle barrier_async();
 
   void all_gather(const at::Tensor& output, const at::Tensor& input, std::vector<int64_t> counts = {}) {
@@ -81,6 +85,9 @@ class Communicator {
   }
   void all_reduce(const at::Tensor& tensor) { all_reduce_async(tensor)->wait(); }
   void broadcast(const at::Tensor& tensor, int root) { broadcast_async(tensor, root)->wait(); }
+  void scatter(const at::Tensor& output, const at::Tensor& input, int root) {
+    scatter_async(output, input, root)->wait();
+  }
   void barrier() { barrier_async()->wait(); }
 
   CommStats stats() const;
@@ -94,6 +101,7 @@ class Communicator {
                                        const std::vector<int64_t>& counts) = 0;
   virtual WorkHandle do_all_reduce(const at::Tensor& tensor) = 0;
   virtual WorkHandle do_broadcast(const at::Tensor& tensor, int root) = 0;
+  virtual WorkHandle do_scatter(const at::Tensor& output, const at::Tensor& input, int root) = 0;
   virtual WorkHandle do_barrier() = 0;
 
   // Backends report the time an operation took once it is known.

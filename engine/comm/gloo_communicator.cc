@@ -19,6 +19,7 @@
 #include <gloo/math.h>
 #include <gloo/reduce.h>
 #include <gloo/rendezvous/context.h>
+#include <gloo/scatter.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 #include <torch/csrc/distributed/c10d/Store.hpp>
@@ -236,6 +237,24 @@ class GlooCommunicator : public Communicator {
       opts.setRoot(root);
       opts.setOutput(static_cast<uint8_t*>(tensor.data_ptr()), tensor.nbytes());
       gloo::broadcast(opts);
+    });
+  }
+
+  WorkHandle do_scatter(const at::Tensor& output, const at::Tensor& input, int root) override {
+    return run(Collective::kScatter, [=] {
+      const size_t bytes = output.nbytes();
+      if (bytes == 0) return;  // same numel on every rank, so every rank skips
+      gloo::ScatterOptions opts(context_);
+      opts.setTag(next_tag());
+      opts.setTimeout(options().timeout);
+      opts.setRoot(root);
+      std::vector<uint8_t*> chunks;
+      if (rank() == root) {
+        for (int r = 0; r < world_size(); ++r) chunks.push_back(static_cast<uint8_t*>(input.data_ptr()) + r * bytes);
+        opts.setInputs(chunks, bytes);
+      }
+      opts.setOutput(static_cast<uint8_t*>(output.data_ptr()), bytes);
+      gloo::scatter(opts);
     });
   }
 

@@ -100,6 +100,15 @@ class NcclCommunicator : public Communicator {
     return wrap(Collective::kBroadcast, pg_->broadcast(ts, opts));
   }
 
+  WorkHandle do_scatter(const at::Tensor& output, const at::Tensor& input, int root) override {
+    std::vector<at::Tensor> outputs{output};
+    std::vector<std::vector<at::Tensor>> inputs;
+    if (rank() == root) inputs.push_back(input.chunk(world_size()));
+    c10d::ScatterOptions opts;
+    opts.rootRank = root;
+    return wrap(Collective::kScatter, pg_->scatter(outputs, inputs, opts));
+  }
+
   WorkHandle do_barrier() override { return wrap(Collective::kBarrier, pg_->barrier()); }
 
  private:
