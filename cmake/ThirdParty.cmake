@@ -2,6 +2,7 @@
 find_package(Threads REQUIRED)
 find_package(yaml-cpp REQUIRED)
 find_package(nlohmann_json REQUIRED)
+find_package(ZLIB REQUIRED)     # CRC-32 of checkpoint files
 find_package(CLI11 REQUIRED)
 find_package(Gloo REQUIRED)   # Debian's libgloo-dev; see engine/comm/README.md for why Gloo
 if(SHARDBENCH_BUILD_TESTS)

@@ -54,30 +54,4 @@ nlohmann::json ToJson(const RunResult& r) {
           {"memory_model", r.memory_model}};
 }
 
-void WriteFileAtomically(const std::string& path, const std::string& content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      throw InfraError("cannot write " + tmp);
-    }
-  }
-  if (int fd = open(tmp.c_str(), O_RDONLY); fd >= 0) {
-    fsync(fd);
-    close(fd);
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    throw InfraError("cannot rename " + tmp + " to " + path + ": " + ec.message());
-  }
-}
-
 }  // namespace shardbench

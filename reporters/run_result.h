@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/durable_file.h"  // WriteFileAtomically, for results
+
 namespace shardbench {
 
 constexpr int kResultsSchemaVersion = 1;
@@ -57,9 +59,5 @@ struct RunResult {
 nlohmann::json ToJson(const RunResult& r);
 // A metric's summary (median, p10, p90, min, max) is computed from its samples here.
 nlohmann::json ToJson(const Metric& m);
-
-// Writes to <path>.tmp then renames: a reader never sees a half-written file and an existing
-// file is replaced only by a complete one.
-void WriteFileAtomically(const std::string& path, const std::string& content);
 
 }  // namespace shardbench

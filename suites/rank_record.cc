@@ -87,9 +87,10 @@ std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communi
   const int64_t steps = static_cast<int64_t>(local.step_seconds.size());
   if (!comm) return {local};
   std::vector<double> packed = local.pack();
-  at::Tensor in = at::tensor(packed, at::kDouble);
-  at::Tensor out = at::empty({in.numel() * comm->world_size()}, at::kDouble);
+  at::Tensor in = at::tensor(packed, at::kDouble).to(comm->device());
+  at::Tensor out = at::empty({in.numel() * comm->world_size()}, in.options());
   comm->all_gather(out, in);
+  out = out.cpu();
   std::vector<RankRecord> all;
   for (int r = 0; r < comm->world_size(); ++r) {
     at::Tensor part = out.narrow(0, r * in.numel(), in.numel()).contiguous();

@@ -59,6 +59,9 @@ class Communicator {
   int world_size() const { return world_size_; }
   const CommOptions& options() const { return options_; }
   virtual std::string backend() const = 0;
+  // Where this backend's tensors must live (NCCL: the rank's GPU). Host-side helpers that
+  // exchange small CPU tensors (records, strings) move them here and back.
+  virtual at::Device device() const { return at::Device(at::kCPU); }
 
   // `input` is this rank's chunk; `output` (contiguous) receives every rank's chunk in rank
   // order. `counts[r]` is rank r's chunk numel; empty means equal chunks of input.numel().

@@ -100,6 +100,8 @@ class NcclCommunicator : public Communicator {
     return wrap(Collective::kBroadcast, pg_->broadcast(ts, opts));
   }
 
+  at::Device device() const override { return device_; }
+
   WorkHandle do_scatter(const at::Tensor& output, const at::Tensor& input, int root) override {
     std::vector<at::Tensor> outputs{output};
     std::vector<std::vector<at::Tensor>> inputs;
