@@ -157,12 +157,6 @@ TEST_P(FlatUnshardedPeak, BuffersFreedWhenEachUnitsBackwardEnds) {
 
 INSTANTIATE_TEST_SUITE_P(Policies, FlatUnshardedPeak, ::testing::Values("transformer_block", "lora_separate"));
 
-TEST(FlatFullStateDict, GatheredToRankZeroAndLoadableAsHfDirectory) {
-  const std::string dir = testing::MakeTempDir("full_state_dict") + "/checkpoint";
-  auto run = testing::RunRankWorker(3, {"flat-full-state-dict", dir});
-  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
-}
-
 TEST(FlatOptimizerBeforeWrap, OrigParamsKeepGroupsAndTrainLikeReference) {
   auto run = testing::RunRankWorker(2, {"flat-optimizer-before-wrap", "orig"});
   EXPECT_TRUE(run.result.ok) << testing::Describe(run);

@@ -26,7 +26,13 @@ int main(int argc, char** argv) {
                            mode == "clip" ? 0.5 : 0.0);
        }},
       {"flat-optimizer-before-wrap", [&] { return FlatOptimizerBeforeWrap(argc > 2 && std::string(argv[2]) == "orig"); }},
-      {"flat-full-state-dict", [&] { return FlatFullStateDict(argc > 2 ? argv[2] : "full_state_dict"); }},
+      {"state-dict-roundtrip", [&] {
+         // state-dict-roundtrip KIND ENGINE lora|full DIR
+         if (argc < 6) throw InputError("state-dict-roundtrip KIND ENGINE lora|full DIR");
+         return StateDictRoundtrip(argv[2], argv[3], std::string(argv[4]) == "lora", argv[5]);
+       }},
+      {"state-dict-load", [&] { return StateDictLoad(std::vector<std::string>(argv + 2, argv + argc)); }},
+      {"sharded-reshard", [&] { return ShardedReshard(std::vector<std::string>(argv + 2, argv + argc)); }},
       {"flat-unsharded-peak", [&] { return FlatUnshardedPeak(argc > 2 ? argv[2] : "lora_separate"); }},
       {"flat-grad-bytes", [&] { return FlatGradBytes(argc > 2 ? argv[2] : "transformer_block"); }},
   };

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace shardbench::worker {
 
@@ -23,6 +24,8 @@ int FlatParity(const std::string& policy, bool reshard_after_forward, int64_t mi
 int FlatOptimizerBeforeWrap(bool use_orig_params);
 int FlatGradBytes(const std::string& policy);
 int FlatUnshardedPeak(const std::string& policy);
-int FlatFullStateDict(const std::string& dir);
+int StateDictRoundtrip(const std::string& kind, const std::string& engine, bool lora, const std::string& dir);
+int StateDictLoad(const std::vector<std::string>& args);
+int ShardedReshard(const std::vector<std::string>& args);
 
 }  // namespace shardbench::worker

@@ -263,34 +263,3 @@ int FlatUnshardedPeak(const std::string& policy) {
 }
 
 }  // namespace shardbench::worker
-
-#include "engine/checkpoint/full_state_dict.h"
-#include "engine/model/hf_weights.h"
-
-namespace shardbench::worker {
-
-// FULL state dict from the flat engine: trained shards gathered to rank 0 and written as an HF
-// directory, which then loads (any world size, any engine) into exactly the gathered weights.
-int FlatFullStateDict(const std::string& dir) {
-  auto comm = ConnectFromEnv();
-  auto m = Build(/*lora=*/true);
-  shard::FlatShardedModel sharded(*m, comm.get(), {Policy("transformer_block"), true, true});
-  optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, kWeightDecay, true));
-  TrainSharded(*m, sharded, opt, comm.get());
-  const auto gathered = sharded.gather_full_params();
-  const auto report = checkpoint::SaveFullStateDict(*m, &sharded, comm.get(), dir);
-  if (!comm || comm->rank() == 0) {
-    Expect(report.tensors == static_cast<int64_t>(gathered.size()), "tensor count written");
-    // Load with LoRA enabled: the adapters are in the file too, by the same names.
-    auto loaded = model::BuildLlamaFromSource(dir, LoraFor(true), /*seed=*/999, at::TensorOptions());
-    auto lp = loaded->named_parameters();
-    for (size_t i = 0; i < gathered.size(); ++i) {
-      Expect(lp[i].name == gathered[i].first && at::equal(*lp[i].slot, gathered[i].second),
-             "loaded " + lp[i].name + " differs from the gathered " + gathered[i].first);
-    }
-  }
-  if (comm) comm->barrier();
-  return ExitCode();
-}
-
-}  // namespace shardbench::worker

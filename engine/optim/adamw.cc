@@ -37,12 +37,7 @@ AdamW::Active AdamW::collect(size_t gi) {
     const at::Tensor& p = g.params[pi];
     if (!p.grad().defined()) continue;
     State& s = state_[gi][pi];
-    if (!s.exp_avg.defined()) {
-      memory::ScopedCategory state_bytes(memory::Category::kOptimState);
-      s.exp_avg = at::zeros_like(p, at::MemoryFormat::Preserve);
-      s.exp_avg_sq = at::zeros_like(p, at::MemoryFormat::Preserve);
-      if (options_.impl == AdamWImpl::kFused) s.step_tensor = at::zeros({}, p.options().dtype(at::kFloat));
-    }
+    if (!s.defined()) allocate(s, p);
     s.step += 1;
     a.params.push_back(p);
     a.grads.push_back(p.grad());
@@ -52,6 +47,39 @@ AdamW::Active AdamW::collect(size_t gi) {
     a.states.push_back(&s);
   }
   return a;
+}
+
+void AdamW::allocate(State& s, const at::Tensor& p) {
+  memory::ScopedCategory state_bytes(memory::Category::kOptimState);
+  s.exp_avg = at::zeros_like(p, at::MemoryFormat::Preserve);
+  s.exp_avg_sq = at::zeros_like(p, at::MemoryFormat::Preserve);
+  if (options_.impl == AdamWImpl::kFused) s.step_tensor = at::zeros({}, p.options().dtype(at::kFloat));
+}
+
+AdamWState* AdamW::find_state(const at::Tensor& param) {
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    for (size_t pi = 0; pi < groups_[gi].params.size(); ++pi) {
+      if (groups_[gi].params[pi].is_same(param)) return &state_[gi][pi];
+    }
+  }
+  return nullptr;
+}
+
+AdamWState& AdamW::materialize_state(const at::Tensor& param) {
+  AdamWState* s = find_state(param);
+  if (!s) throw InputError("optimizer state: the optimizer does not hold this parameter");
+  if (!s->defined()) {
+    for (size_t gi = 0; gi < groups_.size(); ++gi) {
+      for (const auto& p : groups_[gi].params) {
+        if (p.is_same(param)) allocate(*s, p);
+      }
+    }
+  }
+  return *s;
+}
+
+void AdamW::sync_step_tensor(AdamWState& state) {
+  if (state.step_tensor.defined()) state.step_tensor.fill_(static_cast<double>(state.step));
 }
 
 void AdamW::step() {

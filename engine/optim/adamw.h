@@ -36,6 +36,16 @@ struct AdamWOptions {
   AdamWImpl impl = AdamWImpl::kForLoop;
 };
 
+// One parameter's state, as torch keeps it: exp_avg, exp_avg_sq (shaped like the parameter)
+// and the step count (fused also reads it from a float tensor). Undefined until the first
+// step that saw a gradient for the parameter.
+struct AdamWState {
+  at::Tensor exp_avg, exp_avg_sq;
+  at::Tensor step_tensor;  // fused only
+  int64_t step = 0;
+  bool defined() const { return exp_avg.defined(); }
+};
+
 class AdamW {
  public:
   AdamW(std::vector<ParamGroup> groups, AdamWOptions options = {});
@@ -52,12 +62,18 @@ class AdamW {
   int64_t state_bytes() const;
   int64_t steps_taken() const { return step_; }
 
+  // State access for checkpoints. `param` is matched by identity (the tensor the optimizer
+  // holds). find_state: nullptr when the optimizer does not hold `param`.
+  AdamWState* find_state(const at::Tensor& param);
+  // Allocates zero state for `param` if it has none (bytes tagged optim_state); InputError
+  // when the optimizer does not hold it. After writing `step`, call sync_step_tensor.
+  AdamWState& materialize_state(const at::Tensor& param);
+  void sync_step_tensor(AdamWState& state);
+  void set_steps_taken(int64_t steps) { step_ = steps; }
+
  private:
-  struct State {
-    at::Tensor exp_avg, exp_avg_sq;
-    at::Tensor step_tensor;  // fused only: the kernel reads the step from a tensor
-    int64_t step = 0;
-  };
+  using State = AdamWState;
+  void allocate(State& s, const at::Tensor& p);
   // The group's parameters that have a gradient, with their (created if new) state.
   struct Active {
     std::vector<at::Tensor> params, grads, exp_avgs, exp_avg_sqs, steps;

@@ -71,6 +71,13 @@ class FlatParamUnit {
   int64_t shard_numel() const { return shard_numel_; }
   bool requires_grad() const { return requires_grad_; }
   const at::Tensor& flat_shard() const { return flat_shard_; }  // the leaf the optimizer steps
+  const FlatLayout& layout() const { return layout_; }
+  // This rank's part of `p`: (start within the shard, length); length 0 if it holds none.
+  std::pair<int64_t, int64_t> local_range(const FlatParamSlot& p) const {
+    return layout_.local_range(p.offset, p.numel, rank());
+  }
+  int world_size() const { return comm_ ? comm_->world_size() : 1; }
+  int rank() const { return comm_ ? comm_->rank() : 0; }
 
   // Runtime (called by the forward hooks and the engine).
   void unshard_for_forward();
@@ -101,8 +108,6 @@ class FlatParamUnit {
   void after_backward_reduce();
 
  private:
-  int world_size() const { return comm_ ? comm_->world_size() : 1; }
-  int rank() const { return comm_ ? comm_->rank() : 0; }
   void gather_into(const at::Tensor& full) const;
   void use_unsharded_views();
   void use_sharded_views();

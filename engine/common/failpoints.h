@@ -1,0 +1,25 @@
+// Failpoints: named switches that inject a known, real-world breakage so a suite can prove its
+// checks catch it. Off unless named in SHARDBENCH_FAILPOINTS (comma-separated) or a scenario's
+// `failpoints:` list. Every name is documented here and in README.md:
+//
+//   local_load_shift     LOCAL load shifts one unit's shard by one element (pytorch#102667:
+//                        LOCAL_STATE_DICT loading wrong data with use_orig_params=True)
+//   adapter_rank0_only   adapter export writes only rank 0's slice of each LoRA weight, zeros
+//                        elsewhere (accelerate#4206: a resume loses (N-1)/N of the adapter)
+//   optim_load_drop_step optimizer load ignores the `step` entries (accelerate#3971), so bias
+//                        correction restarts
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace shardbench {
+
+const std::vector<std::string>& KnownFailpoints();
+// InputError naming `where` for an unknown name.
+void ValidateFailpoints(const std::vector<std::string>& names, const std::string& where);
+// Replaces the scenario-given set (the environment's set always applies too).
+void SetScenarioFailpoints(const std::vector<std::string>& names);
+bool FailpointActive(const std::string& name);
+
+}  // namespace shardbench
