@@ -57,6 +57,7 @@ nlohmann::json ReadJson(const std::string& path) {
 // This process is one rank of one repetition (launched by us, torchrun or srun).
 int RunAsRank(const Scenario& s, const comm::RankEnv& env, const std::string& out_dir, bool quiet) {
   RunnerOptions opts;
+  opts.checkpoint_dir = out_dir + "/checkpoint";
   opts.run_id = s.name + "-" + Timestamp() + "-" + std::to_string(getpid());
   if (!quiet) opts.on_step = ProgressPrinter(isatty(STDOUT_FILENO));
   std::optional<RunResult> result = RunScenarioRank(s, env, opts);

@@ -43,6 +43,13 @@ struct OptimizerConfig {
   std::string impl = "for_loop";
 };
 
+// A checkpoint saved during the run (engine/checkpoint/state_dict.h for the kinds).
+struct CheckpointConfig {
+  std::string type = "none";  // none | full | sharded | local | adapter
+  int64_t save_step = 0;      // save after this many steps (warmup included); 0: after the last
+  bool keep = false;          // keep it in the run's output directory (checkpoint/); else removed
+};
+
 struct ChecksConfig {
   // Loss per step against the unsharded reference trained in one process on the global batch
   // (same seed, fp32), relative tolerance. Skipped for the reference engine on one rank.
@@ -57,6 +64,13 @@ struct ChecksConfig {
   // / world size) must not exceed this. 0 = off. Frozen params flattened with trainable ones
   // (FSDP1 use_orig_params) push it far above 1.
   double max_grad_blowup = 0.0;
+  // Save -> fresh model and engine -> load -> every rank's parameters and optimizer state equal
+  // bit for bit to what was saved; missing/unexpected keys counted. Needs checkpoint.type.
+  bool state_dict_roundtrip = false;
+  // The run is repeated from the checkpoint: a fresh model loads it and trains the remaining
+  // steps; losses and final parameters must equal the uninterrupted run's exactly. Needs a
+  // checkpoint with optimizer state saved before the last step (checkpoint.save_step).
+  bool resume = false;
 };
 
 struct Scenario {
@@ -70,7 +84,10 @@ struct Scenario {
   ShardingConfig sharding;
   OptimizerConfig optimizer;
   TrainConfig train;
+  CheckpointConfig checkpoint;
   ChecksConfig checks;
+  // Known breakages to inject (engine/common/failpoints.h); empty in any honest run.
+  std::vector<std::string> failpoints;
   int world_size = 1;
   std::string backend = "gloo";      // gloo (CPU tensors) | nccl (one GPU per rank)
   double timeout_s = 300.0;          // rendezvous, each collective, and the whole launch

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "engine/common/failpoints.h"
+
 namespace shardbench {
 namespace {
 
@@ -119,11 +121,23 @@ std::vector<ScenarioField> BuildFields() {
       DoubleField("train.min_lr_ratio", -1e-300, [](Scenario& s) -> double& { return s.train.min_lr_ratio; }),
       BoolField("train.no_decay_on_norms", [](Scenario& s) -> bool& { return s.train.no_decay_on_norms; }),
       IntField("train.seed", 0, [](Scenario& s) -> uint64_t& { return s.train.seed; }),
+      ChoiceField("checkpoint.type", {"none", "full", "sharded", "local", "adapter"},
+                  [](Scenario& s) -> std::string& { return s.checkpoint.type; }),
+      IntField("checkpoint.save_step", 0, [](Scenario& s) -> int64_t& { return s.checkpoint.save_step; }),
+      BoolField("checkpoint.keep", [](Scenario& s) -> bool& { return s.checkpoint.keep; }),
       BoolField("checks.loss_parity", [](Scenario& s) -> bool& { return s.checks.loss_parity; }),
       DoubleField("checks.loss_rtol", 0.0, [](Scenario& s) -> double& { return s.checks.loss_rtol; }),
       IntField("checks.loss_parity_steps", 1, [](Scenario& s) -> int64_t& { return s.checks.loss_parity_steps; }),
       BoolField("checks.learning", [](Scenario& s) -> bool& { return s.checks.learning; }),
       DoubleField("checks.max_grad_blowup", -1e-300, [](Scenario& s) -> double& { return s.checks.max_grad_blowup; }),
+      BoolField("checks.state_dict_roundtrip", [](Scenario& s) -> bool& { return s.checks.state_dict_roundtrip; }),
+      BoolField("checks.resume", [](Scenario& s) -> bool& { return s.checks.resume; }),
+      {"failpoints", "a list of failpoint names",
+       [](Scenario& s, const YAML::Node& n) {
+         s.failpoints = ReadStringList(n, "a list of failpoint names");
+         ValidateFailpoints(s.failpoints, "failpoints");
+       },
+       [](const Scenario& s) { return Node(s.failpoints); }},
       IntField("world_size", 1, [](Scenario& s) -> int& { return s.world_size; }),
       ChoiceField("backend", {"gloo", "nccl"}, [](Scenario& s) -> std::string& { return s.backend; }),
       DoubleField("timeout_s", 0.0, [](Scenario& s) -> double& { return s.timeout_s; }),

@@ -98,6 +98,27 @@ void ValidateScenario(const Scenario& s) {
     model::NamedLlamaConfig(s.model);  // InputError listing the valid names
   }
   model::ValidateLora(s.lora, src);
+  const auto& ck = s.checkpoint;
+  if ((s.checks.state_dict_roundtrip || s.checks.resume) && ck.type == "none") {
+    throw InputError(src + ": checks.state_dict_roundtrip and checks.resume need a checkpoint: set checkpoint.type to "
+                     "full, sharded, local or adapter");
+  }
+  if (ck.type == "adapter" && !s.lora.enabled) {
+    throw InputError(src + ": checkpoint.type=adapter exports LoRA weights, but lora.enabled is false");
+  }
+  if (ck.save_step > s.total_steps()) {
+    throw InputError(src + ": checkpoint.save_step " + std::to_string(ck.save_step) + " is beyond the run's " +
+                     std::to_string(s.total_steps()) + " steps (train.warmup_steps + train.steps)");
+  }
+  if (s.checks.resume) {
+    if (ck.type == "adapter") {
+      throw InputError(src + ": checks.resume needs optimizer state; an adapter export has none (use full, sharded or local)");
+    }
+    if (ck.save_step < 1 || ck.save_step >= s.total_steps()) {
+      throw InputError(src + ": checks.resume needs checkpoint.save_step between 1 and " +
+                       std::to_string(s.total_steps() - 1) + " (steps remain to resume)");
+    }
+  }
   const auto backends = comm::AvailableBackends();
   if (std::find(backends.begin(), backends.end(), s.backend) == backends.end()) {
     throw InputError(src + ": backend '" + s.backend + "' is not compiled into this build");

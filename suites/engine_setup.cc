@@ -24,7 +24,7 @@ Fingerprint FingerprintOf(const at::Tensor& t) {
 }
 
 EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& model, comm::Communicator* comm)
-    : model_(model) {
+    : model_(model), comm_(comm), engine_name_(s.engine) {
   for (auto& p : model.named_parameters()) trainable_.push_back({p.name, p.slot->requires_grad()});
   const auto& t = s.train;
   optim::AdamWOptions adamw;
@@ -81,6 +81,10 @@ EngineMemory EngineUnderTest::memory() const {
     m.params_unsharded_peak = m.params_unsharded;
   }
   return m;
+}
+
+checkpoint::StateDictTarget EngineUnderTest::state_dict_target() {
+  return {&model_, flat_.get(), optimizer_.get(), comm_, engine_name_};
 }
 
 void EngineUnderTest::reset_peaks() {

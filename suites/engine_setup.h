@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/checkpoint/state_dict.h"
 #include "engine/comm/communicator.h"
 #include "engine/model/llama.h"
 #include "engine/optim/adamw.h"
@@ -43,9 +44,13 @@ class EngineUnderTest {
   const std::vector<std::pair<std::string, bool>>& trainable() const { return trainable_; }
   EngineMemory memory() const;
   void reset_peaks();
+  // What state dicts save from and load into.
+  checkpoint::StateDictTarget state_dict_target();
 
  private:
   model::LlamaForCausalLM& model_;
+  comm::Communicator* comm_;
+  std::string engine_name_;
   std::unique_ptr<shard::FlatShardedModel> flat_;
   std::unique_ptr<train::AllReduceGradients> all_reduce_;
   std::unique_ptr<optim::AdamW> optimizer_;

@@ -10,7 +10,7 @@
 namespace shardbench {
 namespace {
 constexpr size_t kCollectives = static_cast<size_t>(comm::Collective::kCount);
-constexpr size_t kScalars = 16;
+constexpr size_t kScalars = 21;
 constexpr size_t kCategories = memory::kCategories;
 
 double Max(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
@@ -42,7 +42,8 @@ std::vector<double> RankRecord::pack() const {
   for (const auto* v : {&step_seconds, &optimizer_seconds, &grad_sync_seconds, &loss}) out.insert(out.end(), v->begin(), v->end());
   for (double x : {init_seconds, construct_seconds, load_seconds, shard_seconds, time_to_first_step, param_bytes, params_sharded_bytes,
                    params_unsharded_peak_bytes, grad_bytes, grads_unsharded_peak_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read,
-                   tracked_peak, device_allocated_peak, device_reserved_peak}) {
+                   tracked_peak, device_allocated_peak, device_reserved_peak, checkpoint_save_seconds,
+                   checkpoint_load_seconds, checkpoint_bytes, checkpoint_bytes_total, checkpoint_save_peak_bytes}) {
     out.push_back(x);
   }
   for (const auto* v : {&comm_counts, &comm_bytes, &comm_seconds}) {
@@ -68,7 +69,8 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
                     &r.params_sharded_bytes, &r.params_unsharded_peak_bytes, &r.grad_bytes,
                     &r.grads_unsharded_peak_bytes, &r.optim_state_bytes,
                     &r.rss_peak_bytes, &r.checkpoint_bytes_read, &r.tracked_peak, &r.device_allocated_peak,
-                    &r.device_reserved_peak}) {
+                    &r.device_reserved_peak, &r.checkpoint_save_seconds, &r.checkpoint_load_seconds,
+                    &r.checkpoint_bytes, &r.checkpoint_bytes_total, &r.checkpoint_save_peak_bytes}) {
     *x = p[i++];
   }
   for (auto* v : {&r.comm_counts, &r.comm_bytes, &r.comm_seconds}) {
@@ -79,7 +81,7 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
     v->assign(p.begin() + i, p.begin() + i + kCategories);
     i += kCategories;
   }
-  static_assert(kScalars == 16, "keep pack/unpack in step");
+  static_assert(kScalars == 21, "keep pack/unpack in step");
   return r;
 }
 
@@ -164,6 +166,19 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
   {
     auto v = per_rank([](const RankRecord& r) { return r.rss_peak_bytes; });
     out.push_back({"host_rss_peak", "bytes", "lower", "sampled", {Max(v)}, v});
+  }
+  if (ranks[0].checkpoint_save_seconds >= 0) {
+    auto save = per_rank([](const RankRecord& r) { return r.checkpoint_save_seconds; });
+    out.push_back({"checkpoint_save_time", "s", "lower", "sampled", {Max(save)}, save});
+    // The whole checkpoint's bytes; per rank, what each rank wrote.
+    out.push_back({"checkpoint_bytes", "bytes", "lower", "exact", {ranks[0].checkpoint_bytes_total},
+                   per_rank([](const RankRecord& r) { return r.checkpoint_bytes; })});
+    out.push_back(Exact("checkpoint_save_peak_bytes", "bytes",
+                        per_rank([](const RankRecord& r) { return r.checkpoint_save_peak_bytes; })));
+  }
+  if (ranks[0].checkpoint_load_seconds >= 0) {
+    auto load = per_rank([](const RankRecord& r) { return r.checkpoint_load_seconds; });
+    out.push_back({"checkpoint_load_time", "s", "lower", "sampled", {Max(load)}, load});
   }
   if (!ranks[0].comm_counts.empty()) {
     for (size_t c = 0; c < kCollectives; ++c) {

@@ -21,6 +21,10 @@ struct RankRecord {
   double param_bytes = 0, params_sharded_bytes = 0, params_unsharded_peak_bytes = 0;
   double grad_bytes = 0, grads_unsharded_peak_bytes = 0, optim_state_bytes = 0, rss_peak_bytes = 0;
   double checkpoint_bytes_read = 0;
+  // The scenario's checkpoint (-1: none saved / loaded): seconds, bytes this rank wrote, bytes
+  // of the whole checkpoint, tracked host bytes the save allocated at its peak.
+  double checkpoint_save_seconds = -1, checkpoint_load_seconds = -1, checkpoint_bytes = -1;
+  double checkpoint_bytes_total = -1, checkpoint_save_peak_bytes = -1;
   std::vector<double> comm_counts, comm_bytes, comm_seconds;  // per Collective
   // From the tracking allocator over the measured steps (bytes): overall peak, the breakdown
   // at that peak, and each category's own peak, per memory::Category.

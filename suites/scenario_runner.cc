@@ -13,7 +13,9 @@
 #include "engine/train/trainer.h"
 #include "reporters/provenance.h"
 #include "scenarios/scenario_parser.h"
+#include "suites/checkpoint_harness.h"
 #include "suites/engine_setup.h"
+#include "engine/common/failpoints.h"
 #include "suites/memory_plan.h"
 #include "suites/rank_record.h"
 #include "suites/reference_parity.h"
@@ -56,6 +58,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
                      " but this job has " + std::to_string(env.world_size) + " ranks (WORLD_SIZE)");
   }
   memory::InstallTrackingAllocator();
+  SetScenarioFailpoints(s.failpoints);
   const std::string started_at = NowIso8601Utc();
   const auto t_start = Clock::now();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(s.timeout_s * 1000));
@@ -69,11 +72,11 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   // 2. Build the whole model on every rank (named config, or an HF checkpoint directory).
   const auto t_construct = Clock::now();
   model::LoadReport load;
-  std::unique_ptr<model::LlamaForCausalLM> llama;
-  {
+  auto build_model = [&](uint64_t seed) {
     memory::ScopedCategory whole_model(memory::Category::kParamsUnsharded);
-    llama = model::BuildLlamaFromSource(s.model, s.lora, s.train.seed, at::TensorOptions().device(device), &load);
-  }
+    return model::BuildLlamaFromSource(s.model, s.lora, seed, at::TensorOptions().device(device), &load);
+  };
+  std::unique_ptr<model::LlamaForCausalLM> llama = build_model(s.train.seed);
   const double construct_s = Since(t_construct) - load.seconds;  // allocate + initialise
   const int64_t params_total = model::CountParameters(*llama, false);
   const int64_t params_trainable = model::CountParameters(*llama, true);
@@ -95,6 +98,17 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   train::Trainer trainer(*llama, engine.optimizer(), comm.get(), engine.sync(), TrainerOptionsFor(s));
   model::SyntheticData data(s.train.seed, llama->config().vocab_size, s.train.seq_len);
   const int64_t b = s.train.batch_size, accum = s.train.grad_accumulation, total = s.total_steps();
+  auto batches = [&](int64_t step) {
+    std::vector<model::Batch> micro;
+    for (int64_t m = 0; m < accum; ++m) {
+      model::Batch batch = data.batch(step, (env.rank * accum + m) * b, b);
+      batch.input_ids = batch.input_ids.to(device);
+      batch.labels = batch.labels.to(device);
+      micro.push_back(batch);
+    }
+    return micro;
+  };
+  CheckpointHarness checkpoint(s, options.checkpoint_dir, comm.get());
   RankRecord rec(total);
   for (int64_t step = 0; step < total; ++step) {
     if (step == s.train.warmup_steps) {  // counts and peaks cover measured steps only
@@ -103,14 +117,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
       memory::ResetPeaks();
       if (device.is_cuda()) memory::ResetDevicePeaks(device.index());
     }
-    std::vector<model::Batch> micro;
-    for (int64_t m = 0; m < accum; ++m) {
-      model::Batch batch = data.batch(step, (env.rank * accum + m) * b, b);
-      batch.input_ids = batch.input_ids.to(device);
-      batch.labels = batch.labels.to(device);
-      micro.push_back(batch);
-    }
-    const train::StepTimes t = trainer.step(micro);
+    const train::StepTimes t = trainer.step(batches(step));
     if (step == 0) rec.time_to_first_step = Since(t_start);
     rec.step_seconds[step] = t.seconds;
     rec.optimizer_seconds[step] = t.optimizer;
@@ -121,7 +128,9 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
                        static_cast<double>(b * accum * s.train.seq_len * env.world_size) / t.seconds,
                        HostRssPeakBytes()});
     }
+    if (checkpoint.saves_after(step + 1)) checkpoint.save(engine);  // between steps, outside their timers
   }
+  checkpoint.remember_final(engine);
 
   // 5. What this rank holds (exact, from the tensors) and what it measured.
   const EngineMemory mem = engine.memory();
@@ -138,7 +147,11 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   rec.rss_peak_bytes = static_cast<double>(HostRssPeakBytes());
   rec.checkpoint_bytes_read = static_cast<double>(load.bytes_read);
   if (comm) rec.set_comm(comm->stats());
-  const memory::MemoryStats tracked = memory::Snapshot();
+  memory::MemoryStats tracked = memory::Snapshot();
+  // A save reset the peaks around itself; a save during warmup precedes the measured window.
+  if (checkpoint.stats_before_save() && checkpoint.save_after() > s.train.warmup_steps) {
+    tracked = memory::MaxPeaks(*checkpoint.stats_before_save(), tracked);
+  }
   rec.tracked_peak = static_cast<double>(tracked.peak);
   rec.tracked_at_peak.assign(tracked.at_peak.begin(), tracked.at_peak.end());
   rec.tracked_peak_by.assign(tracked.peak_by.begin(), tracked.peak_by.end());
@@ -149,6 +162,17 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     }
   }
   auto after = engine.fingerprints();
+
+  // Checkpoint checks: a fresh model and engine load what was saved (and resume from it).
+  const std::vector<Check> checkpoint_checks =
+      checkpoint.run_checks(rec.loss, {[&](uint64_t seed) { return build_model(seed); }, batches});
+  checkpoint.finish();
+  const CheckpointMeasures& cm = checkpoint.measures();
+  rec.checkpoint_save_seconds = cm.save_seconds;
+  rec.checkpoint_load_seconds = cm.load_seconds;
+  rec.checkpoint_bytes = cm.bytes_this_rank;
+  rec.checkpoint_bytes_total = cm.bytes_total;
+  rec.checkpoint_save_peak_bytes = cm.save_peak_bytes;
 
   // 6. Gather every rank's record; rank 0 assembles the result (and trains the reference for
   //    loss parity, after measuring, while the others wait).
@@ -171,6 +195,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s, 0), ToJson(r)["memory"][0]);
   if (s.checks.learning) r.checks.push_back(LearningCheck(rec.loss, engine.trainable(), before, after));
   if (parity) r.checks.push_back(*parity);
+  r.checks.insert(r.checks.end(), checkpoint_checks.begin(), checkpoint_checks.end());
   if (s.checks.max_grad_blowup > 0) {
     double worst = 0;
     for (const auto& a : all) worst = std::max(worst, a.grad_bytes);

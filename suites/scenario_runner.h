@@ -22,6 +22,8 @@ struct StepProgress {
 
 struct RunnerOptions {
   std::string run_id;
+  // Where a scenario's checkpoint is written (`checkpoint.type`); every rank must see it.
+  std::string checkpoint_dir = "checkpoint";
   // Called on rank 0 after every step (progress line).
   std::function<void(const StepProgress&)> on_step;
 };

@@ -81,6 +81,25 @@ TEST(Scenario, ImpossibleValuesAreRejected) {
   EXPECT_EQ(ErrorOf([&] { LoadScenarioFile("/nonexistent/x.yaml"); }), "/nonexistent/x.yaml: no such scenario file");
 }
 
+TEST(Scenario, CheckpointChecksNeedAFittingCheckpoint) {
+  const std::string file = Write("ckpt", "lora:\n  enabled: true\ntrain:\n  steps: 4\n  warmup_steps: 1\n");
+  auto error = [&](std::vector<std::string> overrides) { return ErrorOf([&] { LoadScenarioFile(file, overrides); }); };
+  EXPECT_NE(error({"checks.state_dict_roundtrip=true"}).find("need a checkpoint: set checkpoint.type"), std::string::npos);
+  EXPECT_NE(error({"checkpoint.type=adapter", "lora.enabled=false"}).find("lora.enabled is false"), std::string::npos);
+  EXPECT_NE(error({"checkpoint.type=full", "checkpoint.save_step=6"}).find("beyond the run's 5 steps"), std::string::npos);
+  EXPECT_NE(error({"checkpoint.type=full", "checks.resume=true"}).find("save_step between 1 and 4"), std::string::npos);
+  EXPECT_NE(error({"checkpoint.type=adapter", "checkpoint.save_step=2", "checks.resume=true"}).find("an adapter export has none"),
+            std::string::npos)
+      << error({"checkpoint.type=adapter", "checkpoint.save_step=2", "checks.resume=true"});
+  EXPECT_NE(error({"failpoints=[local_load_shift, nope]"}).find("unknown failpoint 'nope' (known: local_load_shift"),
+            std::string::npos)
+      << error({"failpoints=[local_load_shift, nope]"});
+  const Scenario ok = LoadScenarioFile(file, {"checkpoint.type=sharded", "checkpoint.save_step=2", "checks.resume=true",
+                                              "failpoints=[optim_load_drop_step]"});
+  EXPECT_EQ(ok.checkpoint.type, "sharded");
+  EXPECT_EQ(ok.failpoints, std::vector<std::string>{"optim_load_drop_step"});
+}
+
 TEST(Scenario, OverridesApplyInOrderAndAreRecorded) {
   Scenario s = LoadScenarioFile(Write("ov", "model: tiny\n"),
                                 {"train.steps=7", "lora.enabled=true", "lora.targets=[q_proj,k_proj]", "train.steps=9"});

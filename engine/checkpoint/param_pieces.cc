@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <zlib.h>
+
 #include <map>
 
 #include "engine/common/error.h"
@@ -96,6 +98,38 @@ std::pair<int64_t, int64_t> OwnedRange(const ParamPiece& piece, int rank, int wo
   const int64_t per = (rows + world_size - 1) / world_size;
   const int64_t first = std::min(rows, per * rank), last = std::min(rows, per * (rank + 1));
   return {first * row, (last - first) * row};
+}
+
+uint32_t TensorCrc32(const at::Tensor& t) {
+  const at::Tensor c = t.detach().cpu().contiguous();
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const auto* bytes = static_cast<const Bytef*>(c.data_ptr());
+  for (size_t done = 0, n = c.nbytes(); done < n;) {  // zlib takes at most 4 GiB per call
+    const size_t chunk = std::min<size_t>(n - done, size_t{1} << 30);
+    crc = crc32(crc, bytes + done, static_cast<uInt>(chunk));
+    done += chunk;
+  }
+  return static_cast<uint32_t>(crc);
+}
+
+std::vector<PieceDigest> DigestPieces(const std::vector<ParamPiece>& pieces, optim::AdamW* optimizer) {
+  std::vector<PieceDigest> out;
+  for (const auto& p : pieces) {
+    PieceDigest d;
+    d.name = p.name;
+    d.param = TensorCrc32(p.param);
+    if (optimizer && p.trainable) {
+      const PieceState s = StateOf(p, *optimizer);
+      if (s.defined()) {
+        d.has_state = true;
+        d.exp_avg = TensorCrc32(s.exp_avg);
+        d.exp_avg_sq = TensorCrc32(s.exp_avg_sq);
+        d.step = s.step;
+      }
+    }
+    out.push_back(d);
+  }
+  return out;
 }
 
 }  // namespace shardbench::checkpoint

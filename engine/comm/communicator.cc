@@ -124,6 +124,7 @@ WorkHandle Communicator::barrier_async() {
 }
 
 void Communicator::record_issue(Collective c, int64_t bytes) {
+  if (stats_paused_) return;
   std::lock_guard<std::mutex> lock(stats_mutex_);
   auto& s = stats_[static_cast<size_t>(c)];
   s.count += 1;
@@ -131,6 +132,7 @@ void Communicator::record_issue(Collective c, int64_t bytes) {
 }
 
 void Communicator::record_seconds(Collective c, double seconds) {
+  if (stats_paused_) return;
   std::lock_guard<std::mutex> lock(stats_mutex_);
   stats_[static_cast<size_t>(c)].seconds += seconds;
 }

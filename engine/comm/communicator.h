@@ -11,6 +11,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -95,6 +96,9 @@ class Communicator {
 
   CommStats stats() const;
   void reset_stats();
+  // While paused, operations are not counted (a checkpoint save between measured steps must
+  // not change the run's exact communication figures). Pause only between synchronous calls.
+  void set_stats_paused(bool paused) { stats_paused_ = paused; }
 
  protected:
   // Backends implement these; arguments are already validated and counts filled in.
@@ -120,6 +124,7 @@ class Communicator {
   int world_size_;
   CommOptions options_;
   mutable std::mutex stats_mutex_;
+  std::atomic<bool> stats_paused_{false};
   CommStats stats_{};
 };
 

@@ -2,6 +2,7 @@
 
 #include <c10/core/CPUAllocator.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 
@@ -123,6 +124,16 @@ void Retag(const at::Tensor& t, Category c) {
   TheAccounts().sub(r->category, r->bytes);
   r->category = c;
   TheAccounts().add(c, r->bytes);
+}
+
+MemoryStats MaxPeaks(const MemoryStats& earlier, const MemoryStats& later) {
+  MemoryStats out = later;
+  if (earlier.peak > later.peak) {
+    out.peak = earlier.peak;
+    out.at_peak = earlier.at_peak;
+  }
+  for (size_t c = 0; c < kCategories; ++c) out.peak_by[c] = std::max(earlier.peak_by[c], later.peak_by[c]);
+  return out;
 }
 
 }  // namespace shardbench::memory

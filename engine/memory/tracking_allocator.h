@@ -53,6 +53,9 @@ bool TrackingAllocatorInstalled();
 MemoryStats Snapshot();
 // Peaks restart from the current values (e.g. after warmup).
 void ResetPeaks();
+// The peaks of two windows combined (`later`'s current values): how a run excludes an
+// interval (a checkpoint save) from its peaks by resetting them around it.
+MemoryStats MaxPeaks(const MemoryStats& earlier, const MemoryStats& later);
 // Moves a tracked tensor's storage bytes to `c` (no-op for untracked or non-CPU storage).
 void Retag(const at::Tensor& t, Category c);
 

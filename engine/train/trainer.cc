@@ -17,6 +17,7 @@ Trainer::Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::
                  GradientSync* sync, TrainerOptions options)
     : model_(model), optimizer_(optimizer), comm_(comm), sync_(sync), options_(options) {
   for (const auto& g : optimizer_.groups()) base_lrs_.push_back(g.lr);
+  steps_ = options_.first_step;
 }
 
 StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {

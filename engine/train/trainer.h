@@ -24,6 +24,7 @@ struct StepTimes {
 struct TrainerOptions {
   double max_grad_norm = 0.0;  // > 0: clip by global norm before the optimizer step
   optim::LrSchedule lr_schedule;  // applied to every group's base lr before each step
+  int64_t first_step = 0;         // steps already taken (a resumed run continues the schedule)
 };
 
 class Trainer {
