@@ -70,11 +70,23 @@ class OrderedExecutor {
     thread_.join();
   }
   std::shared_future<void> submit(std::function<void()> fn) {
-    auto task = std::make_shared<std::packaged_task<void()>>(std::move(fn));
-    std::shared_future<void> fut = task->get_future().share();
+    auto promise = std::make_shared<std::promise<void>>();
+    std::shared_future<void> fut = promise->get_future().share();
     {
       std::lock_guard<std::mutex> lock(mu_);
-      queue_.push_back([task] { (*task)(); });
+      // The operation (and the tensors it captured) is destroyed before the caller is told it
+      // finished, so a freed buffer is freed by the time wait() returns: memory accounting
+      // right after a collective is exact, not dependent on this thread's timing.
+      queue_.push_back([promise, fn = std::move(fn)]() mutable {
+        try {
+          fn();
+          fn = nullptr;
+          promise->set_value();
+        } catch (...) {
+          fn = nullptr;
+          promise->set_exception(std::current_exception());
+        }
+      });
     }
     cv_.notify_one();
     return fut;
