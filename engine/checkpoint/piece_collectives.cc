@@ -33,7 +33,8 @@ RankTable GatherTable(const StateDictTarget& target, const std::vector<ParamPiec
 at::Tensor GatherToRank0(const StateDictTarget& target, const ParamPiece& p, const RankTable& table, size_t i,
                          const at::Tensor& local) {
   const int rank = target.rank(), ws = target.world_size();
-  if (p.replicated || ws == 1) return rank == 0 ? local.cpu().clone() : at::Tensor();
+  // A replica (or one rank) already holds the whole tensor: rank 0 writes it in place.
+  if (p.replicated || ws == 1) return rank == 0 ? local.cpu() : at::Tensor();
   std::vector<int64_t> counts;
   int64_t at = 0;
   for (int r = 0; r < ws; ++r) {
