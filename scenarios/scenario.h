@@ -26,7 +26,7 @@ struct TrainConfig {
   uint64_t seed = 1234;        // model init and data
 };
 
-// FSDP options (engine: flat).
+// FSDP options (engine: flat or per_param; use_orig_params is flat-only).
 struct ShardingConfig {
   bool use_orig_params = true;             // FSDP1's default for fine-tuning since torch 2.x
   std::string wrap_policy = "transformer_block";  // transformer_block | lora_separate | size | none
@@ -80,7 +80,8 @@ struct Scenario {
   // checkpoint directory (config.json + model.safetensors[.index.json]).
   std::string model = "tiny";
   model::LoraConfig lora;      // enabled=false: full fine-tune
-  std::string engine = "reference";  // reference (unsharded data parallel, the baseline) | flat (FSDP1)
+  // reference (unsharded data parallel, the baseline) | flat (FSDP1) | per_param (FSDP2)
+  std::string engine = "reference";
   ShardingConfig sharding;
   OptimizerConfig optimizer;
   TrainConfig train;

@@ -100,7 +100,7 @@ std::vector<ScenarioField> BuildFields() {
       {"lora.targets", "a list of projection names",
        [](Scenario& s, const YAML::Node& n) { s.lora.targets = ReadStringList(n, "a list of projection names"); },
        [](const Scenario& s) { return Node(s.lora.targets); }},
-      ChoiceField("engine", {"reference", "flat"}, [](Scenario& s) -> std::string& { return s.engine; }),
+      ChoiceField("engine", {"reference", "flat", "per_param"}, [](Scenario& s) -> std::string& { return s.engine; }),
       BoolField("sharding.use_orig_params", [](Scenario& s) -> bool& { return s.sharding.use_orig_params; }),
       ChoiceField("sharding.wrap_policy", {"transformer_block", "lora_separate", "size", "none"},
                   [](Scenario& s) -> std::string& { return s.sharding.wrap_policy; }),

@@ -98,6 +98,10 @@ void ValidateScenario(const Scenario& s) {
     model::NamedLlamaConfig(s.model);  // InputError listing the valid names
   }
   model::ValidateLora(s.lora, src);
+  if (s.engine == "per_param" && !s.sharding.use_orig_params) {
+    throw InputError(src + ": sharding.use_orig_params=false is a flat-engine (FSDP1) option; engine=per_param "
+                     "(FSDP2) always keeps each parameter as its own tensor");
+  }
   const auto& ck = s.checkpoint;
   if ((s.checks.state_dict_roundtrip || s.checks.resume) && ck.type == "none") {
     throw InputError(src + ": checks.state_dict_roundtrip and checks.resume need a checkpoint: set checkpoint.type to "

@@ -38,24 +38,35 @@ EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& mod
     o.use_orig_params = s.sharding.use_orig_params;
     o.reshard_after_forward = s.sharding.reshard_after_forward;
     flat_ = std::make_unique<shard::FlatShardedModel>(model, comm, o);
+  } else if (s.engine == "per_param") {
+    shard::PerParamShardingOptions o;
+    o.policy = shard::ParseWrapPolicy(s.sharding.wrap_policy, s.sharding.min_params);
+    o.reshard_after_forward = s.sharding.reshard_after_forward;
+    per_param_ = std::make_unique<shard::PerParamShardedModel>(model, comm, o);
   } else {
     all_reduce_ = std::make_unique<train::AllReduceGradients>(model, comm);
   }
   if (!optimizer_) {
-    const auto params = flat_ ? flat_->named_parameters() : model.named_parameters();
+    const auto params = flat_        ? flat_->named_parameters()
+                        : per_param_ ? per_param_->named_parameters()
+                                     : model.named_parameters();
     optimizer_ = std::make_unique<optim::AdamW>(optim::MakeParamGroups(params, t.lr, t.weight_decay, t.no_decay_on_norms), adamw);
   }
 }
 
 train::GradientSync* EngineUnderTest::sync() {
-  return flat_ ? static_cast<train::GradientSync*>(flat_.get()) : all_reduce_.get();
+  if (flat_) return flat_.get();
+  if (per_param_) return per_param_.get();
+  return all_reduce_.get();
 }
 
 std::vector<std::pair<std::string, Fingerprint>> EngineUnderTest::fingerprints() {
   std::vector<std::pair<std::string, Fingerprint>> out;
-  if (flat_) {
+  if (flat_ || per_param_) {
     std::map<std::string, Fingerprint> by_name;
-    flat_->for_each_full_param([&](const std::string& name, const at::Tensor& t) { by_name[name] = FingerprintOf(t); });
+    auto record = [&](const std::string& name, const at::Tensor& t) { by_name[name] = FingerprintOf(t); };
+    if (flat_) flat_->for_each_full_param(record);
+    if (per_param_) per_param_->for_each_full_param(record);
     for (const auto& [name, trainable] : trainable_) out.push_back({name, by_name.at(name)});
   } else {
     for (auto& p : model_.named_parameters()) out.push_back({p.name, FingerprintOf(*p.slot)});
@@ -66,8 +77,8 @@ std::vector<std::pair<std::string, Fingerprint>> EngineUnderTest::fingerprints()
 EngineMemory EngineUnderTest::memory() const {
   EngineMemory m;
   m.optim_state = optimizer_->state_bytes();
-  if (flat_) {
-    const shard::ShardBytes b = flat_->bytes();
+  if (flat_ || per_param_) {
+    const shard::ShardBytes b = flat_ ? flat_->bytes() : per_param_->bytes();
     m.params_sharded = b.params_sharded;
     m.params_unsharded = b.params_unsharded;
     m.params_unsharded_peak = b.params_unsharded_peak;
@@ -84,11 +95,12 @@ EngineMemory EngineUnderTest::memory() const {
 }
 
 checkpoint::StateDictTarget EngineUnderTest::state_dict_target() {
-  return {&model_, flat_.get(), optimizer_.get(), comm_, engine_name_};
+  return {&model_, flat_.get(), per_param_.get(), optimizer_.get(), comm_, engine_name_};
 }
 
 void EngineUnderTest::reset_peaks() {
   if (flat_) flat_->reset_peaks();
+  if (per_param_) per_param_->reset_peaks();
 }
 
 }  // namespace shardbench

@@ -1,6 +1,6 @@
 // The engine a scenario asks for, set up on an already built model: the unsharded reference
-// (data parallel) or the flat-parameter engine (FSDP1), with its optimizer built before or
-// after wrapping. The runner talks to every engine through this one shape.
+// (data parallel), the flat-parameter engine (FSDP1) or the per-parameter engine (FSDP2), with
+// its optimizer built before or after wrapping. The runner talks to every engine through this one shape.
 #pragma once
 
 #include <functional>
@@ -14,6 +14,7 @@
 #include "engine/model/llama.h"
 #include "engine/optim/adamw.h"
 #include "engine/shard/flat_sharded_model.h"
+#include "engine/shard/per_param_sharded_model.h"
 #include "engine/train/data_parallel.h"
 #include "engine/train/trainer.h"
 #include "scenarios/scenario.h"
@@ -52,6 +53,7 @@ class EngineUnderTest {
   comm::Communicator* comm_;
   std::string engine_name_;
   std::unique_ptr<shard::FlatShardedModel> flat_;
+  std::unique_ptr<shard::PerParamShardedModel> per_param_;
   std::unique_ptr<train::AllReduceGradients> all_reduce_;
   std::unique_ptr<optim::AdamW> optimizer_;
   std::vector<std::pair<std::string, bool>> trainable_;

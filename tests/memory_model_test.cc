@@ -7,6 +7,7 @@
 #include "engine/comm/communicator.h"
 #include "engine/memory/memory_model.h"
 #include "engine/shard/flat_sharded_model.h"
+#include "engine/shard/per_param_sharded_model.h"
 
 namespace shardbench {
 namespace {
@@ -79,6 +80,47 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"lora_separate", true, true, 3, 1}, Case{"lora_separate", false, true, 2, 1},
                       Case{"size", true, false, 3, 0}, Case{"none", false, false, 2, 1},
                       Case{"transformer_block", false, false, 3, 1}));
+
+class MemoryModelMatchesPerParamEngine : public ::testing::TestWithParam<Case> {};
+
+// The per-parameter engine's shards (padded rows), the optimizer state of its real rows, and
+// the gradient bytes a step leaves (trainable params only, padded: exact in the multi-process
+// tests), all from shapes alone.
+TEST_P(MemoryModelMatchesPerParamEngine, ShardsAndOptimizerState) {
+  const Case c = GetParam();
+  model::LoraConfig lora;
+  lora.enabled = c.lora;
+  const auto config = model::NamedLlamaConfig("tiny");
+  auto m = model::BuildInitializedLlama(config, lora, 1, at::TensorOptions());
+  LayoutOnlyComm comm(c.rank, c.world);
+  shard::PerParamShardedModel sharded(*m, &comm, {shard::ParseWrapPolicy(c.policy, 20000), true});
+  int64_t shards = 0, optim = 0, trainable_padded = 0;
+  for (const auto& u : sharded.units()) {
+    shards += u->sharded_param_bytes();
+    trainable_padded += u->reduce_numel() * 4;
+  }
+  for (auto& p : sharded.named_parameters()) {
+    if (p.slot->requires_grad()) optim += 2 * p.slot->nbytes();
+  }
+  memory::MemoryModelInput in;
+  in.config = config;
+  in.lora = lora;
+  in.engine = "per_param";
+  in.policy = shard::ParseWrapPolicy(c.policy, 20000);
+  in.world_size = c.world;
+  in.rank = c.rank;
+  const auto p = memory::PredictMemory(in);
+  EXPECT_EQ(p.params_sharded, shards);
+  EXPECT_EQ(p.optim_state, optim);
+  EXPECT_EQ(p.grads, trainable_padded);
+  EXPECT_EQ(p.units, static_cast<int64_t>(sharded.units().size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, MemoryModelMatchesPerParamEngine,
+                         ::testing::Values(Case{"transformer_block", true, true, 2, 0},
+                                           Case{"transformer_block", true, true, 3, 2},
+                                           Case{"lora_separate", true, true, 3, 1}, Case{"none", true, false, 2, 1},
+                                           Case{"transformer_block", true, false, 3, 2}));
 
 TEST(MemoryModel, PlansLlama2_70BWithoutAllocating) {
   memory::MemoryModelInput in;

@@ -25,6 +25,13 @@ int main(int argc, char** argv) {
          return FlatParity(argc > 2 ? argv[2] : "transformer_block", mode != "keep", mode == "accumulate" ? 2 : 1,
                            mode == "clip" ? 0.5 : 0.0);
        }},
+      {"per-param-parity", [&] {
+         // per-param-parity POLICY [keep|accumulate|clip]
+         const std::string mode = argc > 3 ? argv[3] : "";
+         return PerParamParity(argc > 2 ? argv[2] : "transformer_block", mode != "keep", mode == "accumulate" ? 2 : 1,
+                               mode == "clip" ? 0.5 : 0.0);
+       }},
+      {"per-param-comm-bytes", [&] { return PerParamCommBytes(argc > 2 ? argv[2] : "transformer_block"); }},
       {"flat-optimizer-before-wrap", [&] { return FlatOptimizerBeforeWrap(argc > 2 && std::string(argv[2]) == "orig"); }},
       {"state-dict-roundtrip", [&] {
          // state-dict-roundtrip KIND ENGINE lora|full DIR

@@ -34,7 +34,7 @@ TEST_P(StateDictRoundtrip, FreshModelLoadsBitExactParamsAndOptimizerState) {
 std::vector<RoundtripCase> AllCases() {
   std::vector<RoundtripCase> out;
   for (const char* kind : {"full", "sharded", "local", "adapter"}) {
-    for (const char* engine : {"reference", "flat-orig", "flat-noorig"}) {
+    for (const char* engine : {"reference", "flat-orig", "flat-noorig", "per-param"}) {
       for (int world : {1, 2, 3}) out.push_back({kind, engine, world});
     }
   }

@@ -24,6 +24,8 @@ int FlatParity(const std::string& policy, bool reshard_after_forward, int64_t mi
 int FlatOptimizerBeforeWrap(bool use_orig_params);
 int FlatGradBytes(const std::string& policy);
 int FlatUnshardedPeak(const std::string& policy);
+int PerParamParity(const std::string& policy, bool reshard_after_forward, int64_t micro_batches, double max_grad_norm);
+int PerParamCommBytes(const std::string& policy);
 int StateDictRoundtrip(const std::string& kind, const std::string& engine, bool lora, const std::string& dir);
 int StateDictLoad(const std::vector<std::string>& args);
 int ShardedReshard(const std::vector<std::string>& args);

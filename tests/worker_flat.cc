@@ -12,12 +12,10 @@
 #include "engine/shard/flat_sharded_model.h"
 #include "engine/train/trainer.h"
 #include "tests/worker_checks.h"
+#include "tests/worker_parity.h"
 
 namespace shardbench::worker {
 namespace {
-
-constexpr int64_t kBatch = 2, kSteps = 5, kSeqLen = 24;
-constexpr double kLr = 1e-2, kWeightDecay = 0.01;
 
 struct Case {
   bool use_orig_params, lora;
@@ -32,71 +30,6 @@ struct Case {
            (max_grad_norm > 0 ? " max_grad_norm=" + std::to_string(max_grad_norm) : "") + "]";
   }
 };
-
-model::LoraConfig LoraFor(bool enabled) {
-  model::LoraConfig l;
-  l.enabled = enabled;
-  return l;
-}
-
-std::unique_ptr<model::LlamaForCausalLM> Build(bool lora) {
-  return model::BuildInitializedLlama(model::NamedLlamaConfig("tiny"), LoraFor(lora), 17, at::TensorOptions());
-}
-
-shard::WrapPolicy Policy(const std::string& name) { return shard::ParseWrapPolicy(name, /*min_params=*/20000); }
-
-// The unsharded reference with the whole global batch in one process.
-std::vector<double> TrainReference(model::LlamaForCausalLM& m, int world, bool no_decay_on_norms,
-                                   double max_grad_norm = 0) {
-  optim::AdamW opt(optim::MakeParamGroups(m, kLr, kWeightDecay, no_decay_on_norms));
-  train::TrainerOptions o;
-  o.max_grad_norm = max_grad_norm;
-  train::Trainer trainer(m, opt, nullptr, nullptr, o);
-  model::SyntheticData data(3, m.config().vocab_size, kSeqLen);
-  std::vector<double> losses;
-  for (int64_t s = 0; s < kSteps; ++s) losses.push_back(trainer.step(data.batch(s, 0, kBatch * world)).loss);
-  return losses;
-}
-
-// This rank's kBatch samples of each global batch, as `micro_batches` accumulated micro-batches.
-std::vector<double> TrainSharded(model::LlamaForCausalLM& m, shard::FlatShardedModel& sharded, optim::AdamW& opt,
-                                 comm::Communicator* comm, int64_t micro_batches = 1, double max_grad_norm = 0,
-                                 double* min_grad_norm_seen = nullptr) {
-  train::TrainerOptions o;
-  o.max_grad_norm = max_grad_norm;
-  train::Trainer trainer(m, opt, comm, &sharded, o);
-  model::SyntheticData data(3, m.config().vocab_size, kSeqLen);
-  const int rank = comm ? comm->rank() : 0;
-  const int64_t per_micro = kBatch / micro_batches;
-  std::vector<double> losses;
-  for (int64_t s = 0; s < kSteps; ++s) {
-    std::vector<model::Batch> micro;
-    for (int64_t i = 0; i < micro_batches; ++i) micro.push_back(data.batch(s, rank * kBatch + i * per_micro, per_micro));
-    losses.push_back(trainer.step(micro).loss);
-    if (min_grad_norm_seen) *min_grad_norm_seen = std::min(*min_grad_norm_seen, trainer.last_grad_norm());
-  }
-  return losses;
-}
-
-// Loss within 1e-5 relative; parameters within 1e-2 * lr * steps (see worker_training.cc for
-// why Adam needs that bound; a real error is lr-sized on every element).
-void CompareWithReference(const std::string& label, const std::vector<double>& losses, const std::vector<double>& ref,
-                          const std::vector<std::pair<std::string, at::Tensor>>& gathered,
-                          model::LlamaForCausalLM& reference) {
-  for (size_t s = 0; s < ref.size(); ++s) {
-    Expect(std::abs(losses[s] - ref[s]) <= 1e-5 * std::abs(ref[s]),
-           label + " loss step " + std::to_string(s) + ": sharded " + std::to_string(losses[s]) + " vs reference " +
-               std::to_string(ref[s]));
-  }
-  auto ref_params = reference.named_parameters();
-  Expect(gathered.size() == ref_params.size(), label + " gathered parameter count");
-  for (size_t i = 0; i < gathered.size() && i < ref_params.size(); ++i) {
-    Expect(gathered[i].first == ref_params[i].name, label + " name " + gathered[i].first);
-    const double diff = (gathered[i].second - *ref_params[i].slot).abs().max().item<double>();
-    Expect(diff <= 1e-2 * kLr * kSteps, label + " " + gathered[i].first + ": max |sharded - reference| = " +
-                                            std::to_string(diff));
-  }
-}
 
 void RunParityCase(Case c, comm::Communicator* comm) {
   // LoRA's gradients are about 10x smaller than a full fine-tune's: keep clipping active.
@@ -130,20 +63,7 @@ void RunParityCase(Case c, comm::Communicator* comm) {
   auto reference = Build(c.lora);
   auto ref_losses = TrainReference(*reference, world, no_decay_on_norms, c.max_grad_norm);
   CompareWithReference(c.label(), losses, ref_losses, gathered, *reference);
-  // Not vacuous: training moved the trainable parameters far beyond the parity tolerance.
-  auto initial = Build(c.lora);
-  double moved = 0;
-  auto ip = initial->named_parameters(), rp = reference->named_parameters();
-  for (size_t i = 0; i < ip.size(); ++i) {
-    if (rp[i].slot->requires_grad()) moved = std::max(moved, (*rp[i].slot - *ip[i].slot).abs().max().item<double>());
-  }
-  Expect(moved > 10 * 1e-2 * kLr * kSteps, c.label() + " training barely moved the parameters: " + std::to_string(moved));
-}
-
-std::unique_ptr<comm::Communicator> ConnectFromEnv() {
-  auto env = comm::RankEnv::FromEnvironment();
-  if (env.world_size == 1) return nullptr;
-  return comm::Connect("gloo", env, comm::CommOptions{std::chrono::seconds(60)});
+  ExpectTrainingMoved(c.label(), c.lora, *reference);
 }
 
 int64_t RoundUp(int64_t n, int64_t m) { return (n + m - 1) / m * m; }

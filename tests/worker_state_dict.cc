@@ -29,10 +29,12 @@ std::unique_ptr<comm::Communicator> Connect() {
 }
 
 // A model under one engine ("reference", "flat-orig": use_orig_params with one unit per
-// decoder layer, "flat-noorig": flat params with adapters in their own units) and its AdamW.
+// decoder layer, "flat-noorig": flat params with adapters in their own units, "per-param":
+// FSDP2 with one unit per decoder layer) and its AdamW.
 struct Setup {
   std::unique_ptr<model::LlamaForCausalLM> model;
   std::unique_ptr<shard::FlatShardedModel> flat;
+  std::unique_ptr<shard::PerParamShardedModel> per_param;
   std::unique_ptr<train::AllReduceGradients> dp;
   std::unique_ptr<optim::AdamW> opt;
   checkpoint::StateDictTarget target;
@@ -54,13 +56,22 @@ struct Setup {
           shard::FlatShardingOptions{shard::ParseWrapPolicy(orig ? "transformer_block" : "lora_separate", 20000), orig,
                                      true});
       params = flat->named_parameters();
+    } else if (engine == "per-param") {
+      per_param = std::make_unique<shard::PerParamShardedModel>(
+          *model, comm, shard::PerParamShardingOptions{shard::ParseWrapPolicy("transformer_block", 20000), true});
+      params = per_param->named_parameters();
     } else {
-      throw InputError("engine '" + engine + "': expected reference, flat-orig or flat-noorig");
+      throw InputError("engine '" + engine + "': expected reference, flat-orig, flat-noorig or per-param");
     }
     opt = std::make_unique<optim::AdamW>(optim::MakeParamGroups(params, 1e-2, 0.01, true));
-    target = {model.get(), flat.get(), opt.get(), comm, flat ? "flat" : "reference"};
+    target = {model.get(), flat.get(), per_param.get(), opt.get(), comm,
+              flat ? "flat" : per_param ? "per_param" : "reference"};
   }
-  train::GradientSync* sync() { return flat ? static_cast<train::GradientSync*>(flat.get()) : dp.get(); }
+  train::GradientSync* sync() {
+    if (flat) return flat.get();
+    if (per_param) return per_param.get();
+    return dp.get();
+  }
   // Steps [first, first + n) of the same global batches at any world size; the losses.
   std::vector<double> train(int64_t first, int64_t n) {
     train::Trainer trainer(*model, *opt, comm, sync());
@@ -137,6 +148,8 @@ int StateDictRoundtrip(const std::string& kind_name, const std::string& engine, 
     std::vector<std::pair<std::string, at::Tensor>> full;
     if (trained.flat) {
       full = trained.flat->gather_full_params();
+    } else if (trained.per_param) {
+      full = trained.per_param->gather_full_params();
     } else {
       for (auto& p : trained.model->named_parameters()) full.push_back({p.name, p.slot->detach()});
     }

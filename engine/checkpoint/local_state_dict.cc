@@ -33,6 +33,15 @@ struct LocalTensors {
 
 LocalTensors Collect(const StateDictTarget& t) {
   LocalTensors out;
+  if (t.per_param) {  // row shards under the original names
+    for (const auto& u : t.per_param->units()) {
+      for (auto& p : u->params()) {
+        out.params.push_back({p.name, p.sharded.detach()});
+        if (p.requires_grad) out.owners.push_back({p.name, p.sharded});
+      }
+    }
+    return out;
+  }
   if (!t.flat) {
     for (auto& p : t.model->named_parameters()) {
       out.params.push_back({p.name, p.slot->detach()});
@@ -56,6 +65,17 @@ LocalTensors Collect(const StateDictTarget& t) {
 
 nlohmann::json Layout(const StateDictTarget& t) {
   nlohmann::json j = {{"engine", t.engine}, {"world_size", t.world_size()}};
+  if (t.per_param) {
+    nlohmann::json params = nlohmann::json::array();
+    for (const auto& u : t.per_param->units()) {
+      for (const auto& p : u->params()) {
+        params.push_back({{"name", p.name}, {"shape", p.shape}, {"rows_per_rank", p.layout.rows_per_rank},
+                          {"unit", u->path().empty() ? "<root>" : u->path()}});
+      }
+    }
+    j["params"] = params;
+    return j;
+  }
   if (!t.flat) {
     nlohmann::json params = nlohmann::json::array();
     for (auto& p : t.model->named_parameters()) params.push_back({{"name", p.name}, {"shape", p.slot->sizes().vec()}});

@@ -64,6 +64,26 @@ std::vector<ParamPiece> PiecesOfFlat(model::LlamaForCausalLM& model, shard::Flat
   return out;
 }
 
+std::vector<ParamPiece> PiecesOfPerParam(model::LlamaForCausalLM& model, shard::PerParamShardedModel& sharded) {
+  std::map<std::string, ParamPiece> by_name;
+  for (const auto& unit : sharded.units()) {
+    for (auto& p : unit->params()) {
+      ParamPiece piece;
+      piece.name = p.name;
+      piece.shape = p.shape;
+      piece.begin = p.layout.first_row(unit->rank()) * p.layout.row_numel;
+      piece.numel = p.sharded.numel();
+      piece.trainable = p.requires_grad;
+      piece.param = p.sharded.detach().view({-1});
+      piece.owner = p.sharded;  // a row shard: the optimizer holds exactly this range
+      by_name[p.name] = std::move(piece);
+    }
+  }
+  std::vector<ParamPiece> out;
+  for (auto& p : model.named_parameters()) out.push_back(std::move(by_name.at(p.name)));
+  return out;
+}
+
 namespace {
 PieceState Slices(const ParamPiece& piece, const optim::AdamWState& s) {
   PieceState out;

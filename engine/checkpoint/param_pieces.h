@@ -18,6 +18,7 @@
 #include "engine/model/llama.h"
 #include "engine/optim/adamw.h"
 #include "engine/shard/flat_sharded_model.h"
+#include "engine/shard/per_param_sharded_model.h"
 
 namespace shardbench::checkpoint {
 
@@ -39,6 +40,7 @@ struct ParamPiece {
 // parameter still lists it, with numel 0), so collectives over pieces line up.
 std::vector<ParamPiece> PiecesOfUnsharded(model::LlamaForCausalLM& model);
 std::vector<ParamPiece> PiecesOfFlat(model::LlamaForCausalLM& model, shard::FlatShardedModel& flat);
+std::vector<ParamPiece> PiecesOfPerParam(model::LlamaForCausalLM& model, shard::PerParamShardedModel& sharded);
 
 // The piece's slices of its owner's optimizer state, 1-D; undefined tensors when the owner
 // has no state yet.

@@ -31,7 +31,9 @@ const char* StateDictKindName(StateDictKind kind) {
 }
 
 std::vector<ParamPiece> StateDictTarget::pieces() const {
-  return flat ? PiecesOfFlat(*model, *flat) : PiecesOfUnsharded(*model);
+  if (flat) return PiecesOfFlat(*model, *flat);
+  if (per_param) return PiecesOfPerParam(*model, *per_param);
+  return PiecesOfUnsharded(*model);
 }
 
 SaveReport SaveStateDict(StateDictKind kind, const StateDictTarget& target, const std::string& dir) {

@@ -34,10 +34,11 @@ const char* StateDictKindName(StateDictKind kind);
 // What an engine exposes to be saved or loaded.
 struct StateDictTarget {
   model::LlamaForCausalLM* model = nullptr;
-  shard::FlatShardedModel* flat = nullptr;  // null: the unsharded engine
+  shard::FlatShardedModel* flat = nullptr;  // the flat engine, or
+  shard::PerParamShardedModel* per_param = nullptr;  // the per-parameter engine; both null: unsharded
   optim::AdamW* optimizer = nullptr;        // null: parameters only
   comm::Communicator* comm = nullptr;       // null: one rank
-  std::string engine;                       // "reference" | "flat": recorded, checked by LOCAL
+  std::string engine;  // "reference" | "flat" | "per_param": recorded, checked by LOCAL
   std::vector<ParamPiece> pieces() const;
   int rank() const { return comm ? comm->rank() : 0; }
   int world_size() const { return comm ? comm->world_size() : 1; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/shard/dim0_layout.h"
 #include "engine/shard/flat_layout.h"
 
 namespace shardbench::memory {
@@ -24,6 +25,57 @@ int64_t ActivationBytes(const MemoryModelInput& in) {
   return tokens * (c.num_hidden_layers * per_layer + head) * in.element_size;
 }
 
+// The top-level unit a unit nests in (itself if none): units nested in a layer (adapters under
+// lora_separate) are gathered while their layer is.
+std::string TopUnit(const std::vector<shard::UnitPlan>& units, const std::string& path) {
+  std::string top = path;
+  for (const auto& other : units) {
+    if (!other.path.empty() && other.path != path && path.rfind(other.path + ".", 0) == 0 && other.path.size() < top.size()) {
+      top = other.path;
+    }
+  }
+  return top;
+}
+
+// The root stays gathered from its forward to its backward; other units one group at a time
+// (reshard_after_forward) or all of them by the end of forward.
+int64_t UnshardedPeak(int64_t root_full, const std::map<std::string, int64_t>& group_full, bool reshard_after_forward) {
+  int64_t largest = 0, all = 0;
+  for (const auto& [path, bytes] : group_full) {
+    largest = std::max(largest, bytes);
+    all += bytes;
+  }
+  return root_full + (reshard_after_forward ? largest : all);
+}
+
+// Per-parameter engine: every param sharded on dim 0 in padded chunks; only trainable params
+// get (padded) gradients; the unsharded params hold real rows only.
+MemoryPrediction PredictPerParam(const MemoryModelInput& in, model::LlamaForCausalLM& m, MemoryPrediction p) {
+  const auto units = shard::PlanUnits(m, in.policy);
+  p.units = static_cast<int64_t>(units.size());
+  int64_t root_full = 0;
+  std::map<std::string, int64_t> group_full;
+  for (const auto& u : units) {
+    int64_t full = 0;
+    for (const auto& t : u.params) {
+      const auto l = shard::ComputeDim0Layout(t.slot->sizes().vec(), in.world_size);
+      p.params_sharded += l.padded_numel() * in.element_size;
+      full += t.slot->numel() * in.element_size;
+      if (!t.slot->requires_grad()) continue;
+      // One rank: the shard's gradient is the full gradient itself (no padding to hold).
+      p.grads += (in.world_size == 1 ? t.slot->numel() : l.padded_numel()) * in.element_size;
+      p.optim_state += 2 * l.local_rows(in.rank) * l.row_numel * in.element_size;
+    }
+    if (u.path.empty()) {
+      root_full = full;
+    } else {
+      group_full[TopUnit(units, u.path)] += full;
+    }
+  }
+  p.params_unsharded_peak = UnshardedPeak(root_full, group_full, in.reshard_after_forward);
+  return p;
+}
+
 }  // namespace
 
 MemoryPrediction PredictMemory(const MemoryModelInput& in) {
@@ -31,6 +83,7 @@ MemoryPrediction PredictMemory(const MemoryModelInput& in) {
   p.activations = ActivationBytes(in);
   // Shapes only: the meta device allocates nothing.
   model::LlamaForCausalLM m(in.config, in.lora, at::TensorOptions().device(at::kMeta));
+  if (in.engine == "per_param") return PredictPerParam(in, m, p);
   if (in.engine != "flat") {
     for (auto& t : m.named_parameters()) {
       p.params_unsharded_peak += t.slot->numel() * in.element_size;
@@ -73,24 +126,10 @@ MemoryPrediction PredictMemory(const MemoryModelInput& in) {
       root_full = full;
       continue;
     }
-    std::string top = u.path;
-    for (const auto& other : units) {
-      if (!other.path.empty() && other.path != u.path && u.path.rfind(other.path + ".", 0) == 0 &&
-          other.path.size() < top.size()) {
-        top = other.path;
-      }
-    }
-    group_full[top] += full;
+    group_full[TopUnit(units, u.path)] += full;
   }
   if (in.world_size == 1) return p;  // NO_SHARD: the shard is the full buffer, nothing gathered
-  int64_t largest = 0, all = 0;
-  for (const auto& [path, bytes] : group_full) {
-    largest = std::max(largest, bytes);
-    all += bytes;
-  }
-  // The root stays gathered from its forward to its backward; other units one group at a time
-  // (reshard_after_forward) or all of them by the end of forward.
-  p.params_unsharded_peak = root_full + (in.reshard_after_forward ? largest : all);
+  p.params_unsharded_peak = UnshardedPeak(root_full, group_full, in.reshard_after_forward);
   return p;
 }
 

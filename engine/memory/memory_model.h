@@ -16,7 +16,7 @@ namespace shardbench::memory {
 struct MemoryModelInput {
   model::LlamaConfig config;
   model::LoraConfig lora;
-  std::string engine = "reference";  // reference | flat
+  std::string engine = "reference";  // reference | flat | per_param
   shard::WrapPolicy policy;
   bool use_orig_params = true;
   bool reshard_after_forward = true;
@@ -33,7 +33,7 @@ struct MemoryPrediction {
   int64_t optim_state = 0;
   int64_t activations = 0;  // estimate
   int64_t total() const { return params_sharded + params_unsharded_peak + grads + optim_state + activations; }
-  int64_t units = 0;  // flat units (0 for the reference)
+  int64_t units = 0;  // sharded units (0 for the reference)
 };
 
 MemoryPrediction PredictMemory(const MemoryModelInput& in);

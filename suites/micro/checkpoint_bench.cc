@@ -99,7 +99,7 @@ struct Trained {
     opt = std::make_unique<optim::AdamW>(optim::MakeParamGroups(*model, 1e-4, 0.0, true));
     for (auto& p : model->named_parameters()) p.slot->mutable_grad() = at::zeros_like(*p.slot);
     opt->step();
-    target = {model.get(), nullptr, opt.get(), nullptr, "reference"};
+    target = {model.get(), nullptr, nullptr, opt.get(), nullptr, "reference"};
   }
 };
 

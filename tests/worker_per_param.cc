@@ -1,0 +1,107 @@
+// Rank-worker commands for the per-parameter (FSDP2) engine: parity with the unsharded
+// reference, and exact communication and gradient bytes derived from the shapes alone.
+#include <ATen/ATen.h>
+
+#include "engine/common/error.h"
+#include "engine/model/synthetic_data.h"
+#include "engine/optim/param_groups.h"
+#include "engine/shard/per_param_sharded_model.h"
+#include "engine/train/trainer.h"
+#include "tests/worker_checks.h"
+#include "tests/worker_parity.h"
+
+namespace shardbench::worker {
+
+int PerParamParity(const std::string& policy, bool reshard_after_forward, int64_t micro_batches, double max_grad_norm) {
+  auto comm = ConnectFromEnv();
+  const int world = comm ? comm->world_size() : 1;
+  for (bool lora : {false, true}) {
+    const double clip = lora ? max_grad_norm / 10 : max_grad_norm;  // LoRA's gradients are ~10x smaller
+    const std::string label = "[per_param policy=" + policy + (lora ? " lora" : " full") +
+                              (reshard_after_forward ? "" : " reshard_after_forward=false") +
+                              " micro_batches=" + std::to_string(micro_batches) + " clip=" + std::to_string(clip) + "]";
+    auto m = Build(lora);
+    shard::PerParamShardedModel sharded(*m, comm.get(), {Policy(policy), reshard_after_forward});
+    // Parameters keep their names under FSDP2: the same groups as the reference.
+    optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, kWeightDecay, true));
+    double min_norm = 1e300;
+    auto losses = TrainSharded(*m, sharded, opt, comm.get(), micro_batches, clip, &min_norm);
+    if (clip > 0) Expect(min_norm > clip, label + " clipping was not active on every step");
+    auto gathered = sharded.gather_full_params();
+    Expect(sharded.bytes().params_unsharded == 0, label + " parameters left unsharded after the step");
+    auto reference = Build(lora);
+    auto ref_losses = TrainReference(*reference, world, true, clip);
+    CompareWithReference(label, losses, ref_losses, gathered, *reference);
+    ExpectTrainingMoved(label, lora, *reference);
+  }
+  if (comm) comm->barrier();
+  return ExitCode();
+}
+
+// One measured step after a warmup step. From the shapes alone (rows padded to a multiple of
+// the world size, per parameter): reduce-scatter input bytes = world x padded trainable bytes,
+// once per unit with a trainable parameter (frozen ones never); all-gather output bytes =
+// world x padded bytes of each unit, gathered for forward and again for backward (not the root);
+// gradient bytes held = padded trainable bytes of this rank; no frozen parameter has a gradient.
+int PerParamCommBytes(const std::string& policy) {
+  auto comm = ConnectFromEnv();
+  if (!comm) throw InputError("per-param-comm-bytes needs at least 2 ranks");
+  const int64_t ws = comm->world_size();
+  for (bool lora : {true, false}) {
+    const std::string label = std::string("[per_param ") + policy + (lora ? " lora" : " full") + "]";
+    auto m = Build(lora);
+    int64_t units = 0, trainable_units = 0, gather_bytes = 0, root_gather_bytes = 0, reduce_bytes = 0;
+    int64_t root_bytes = 0, largest_unit_bytes = 0;  // unsharded (real rows only)
+    for (const auto& unit : shard::PlanUnits(*m, Policy(policy))) {
+      int64_t unit_padded = 0, unit_trainable = 0, unit_full = 0;
+      for (const auto& p : unit.params) {
+        unit_full += p.slot->numel() * 4;
+        const int64_t rows = p.slot->size(0), per_rank = (rows + ws - 1) / ws;
+        const int64_t padded = per_rank * (p.slot->numel() / rows) * 4;
+        unit_padded += padded;
+        if (p.slot->requires_grad()) unit_trainable += padded;
+      }
+      ++units;
+      trainable_units += unit_trainable > 0;
+      gather_bytes += ws * unit_padded;
+      if (unit.module == m.get()) {
+        root_gather_bytes = ws * unit_padded;
+        root_bytes = unit_full;
+      } else {
+        largest_unit_bytes = std::max(largest_unit_bytes, unit_full);
+      }
+      reduce_bytes += unit_trainable;
+    }
+    shard::PerParamShardedModel sharded(*m, comm.get(), {Policy(policy), true});
+    optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, kWeightDecay, true));
+    train::Trainer trainer(*m, opt, comm.get(), &sharded);
+    model::SyntheticData data(3, m->config().vocab_size, kSeqLen);
+    trainer.step(data.batch(0, comm->rank() * kBatch, kBatch));
+    comm->reset_stats();
+    sharded.reset_peaks();
+    trainer.step(data.batch(1, comm->rank() * kBatch, kBatch));
+    if (policy == "transformer_block") {
+      // The root stays gathered through forward and backward; otherwise one layer at a time:
+      // a layer frees its parameters before the one below gathers for its backward.
+      Expect(sharded.bytes().params_unsharded_peak == root_bytes + largest_unit_bytes,
+             label + " unsharded peak " + std::to_string(sharded.bytes().params_unsharded_peak) + ", expected root " +
+                 std::to_string(root_bytes) + " + one layer " + std::to_string(largest_unit_bytes));
+    }
+    const auto stats = comm->stats();
+    const auto& rs = stats[size_t(comm::Collective::kReduceScatter)];
+    const auto& ag = stats[size_t(comm::Collective::kAllGather)];
+    Expect(rs.count == trainable_units, label + " reduce-scatters " + std::to_string(rs.count) + ", expected one per unit with trainable params: " + std::to_string(trainable_units));
+    Expect(rs.bytes == ws * reduce_bytes, label + " reduce-scatter bytes " + std::to_string(rs.bytes) + ", expected " + std::to_string(ws * reduce_bytes));
+    // The trainer's loss all-reduce is not an all-gather; the all-gathers are the units'.
+    Expect(ag.count == 2 * units - 1, label + " all-gathers " + std::to_string(ag.count) + ", expected " + std::to_string(2 * units - 1));
+    Expect(ag.bytes == 2 * gather_bytes - root_gather_bytes, label + " all-gather bytes " + std::to_string(ag.bytes) + ", expected " + std::to_string(2 * gather_bytes - root_gather_bytes));
+    Expect(sharded.bytes().grads_sharded == reduce_bytes, label + " gradient bytes " + std::to_string(sharded.bytes().grads_sharded) + ", expected " + std::to_string(reduce_bytes));
+    for (auto& p : sharded.named_parameters()) {
+      if (!p.slot->requires_grad()) Expect(!p.slot->grad().defined(), label + " frozen '" + p.name + "' has a gradient");
+    }
+  }
+  comm->barrier();
+  return ExitCode();
+}
+
+}  // namespace shardbench::worker
