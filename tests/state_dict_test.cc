@@ -50,7 +50,8 @@ TEST(StateDictRoundtripFullFineTune, ShardedFlatWithoutOrigParams) {
 }
 
 // Saved by the flat engine at 2 ranks; loaded by the reference at 3 and resaved; loaded by the
-// flat engine at 1. Each load must reproduce the saved state exactly (checked as FULL files).
+// flat engine at 1; by the per-parameter engine at 3, resaved, and back into the flat engine at
+// 2. Each load must reproduce the saved state exactly (checked as FULL files).
 TEST(ShardedReshard, TwoToThreeToOneAcrossEngines) {
   const std::string root = testing::MakeTempDir("reshard");
   auto step = [&](int world, std::vector<std::string> args) {
@@ -62,6 +63,8 @@ TEST(ShardedReshard, TwoToThreeToOneAcrossEngines) {
   step(3, {"load", "reference", root + "/s2", root + "/truth", root + "/check3", root + "/s3"});
   step(1, {"load", "flat-orig", root + "/s3", root + "/truth", root + "/check1"});
   step(3, {"load", "flat-orig", root + "/s2", root + "/truth", root + "/check3b"});
+  step(3, {"load", "per-param", root + "/s2", root + "/truth", root + "/check3c", root + "/s3pp"});
+  step(2, {"load", "flat-orig", root + "/s3pp", root + "/truth", root + "/check2"});
 }
 
 }  // namespace
