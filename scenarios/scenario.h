@@ -34,6 +34,13 @@ struct ShardingConfig {
   bool reshard_after_forward = true;       // false: SHARD_GRAD_OP
 };
 
+// FSDP MixedPrecision (engines flat and per_param): params gathered and used in param_dtype,
+// gradients reduced in reduce_dtype; sharded master params and optimizer state stay fp32.
+struct MixedPrecisionConfig {
+  std::string param_dtype = "fp32";   // fp32 (no cast) | bf16 | fp16
+  std::string reduce_dtype = "fp32";  // fp32 | bf16 | fp16
+};
+
 struct OptimizerConfig {
   // after_wrap: built from the wrapped model's parameters (the documented way).
   // before_wrap: built from the original parameters, then the model is wrapped; fine with
@@ -83,6 +90,7 @@ struct Scenario {
   // reference (unsharded data parallel, the baseline) | flat (FSDP1) | per_param (FSDP2)
   std::string engine = "reference";
   ShardingConfig sharding;
+  MixedPrecisionConfig mixed_precision;
   OptimizerConfig optimizer;
   TrainConfig train;
   CheckpointConfig checkpoint;

@@ -102,6 +102,10 @@ void ValidateScenario(const Scenario& s) {
     throw InputError(src + ": sharding.use_orig_params=false is a flat-engine (FSDP1) option; engine=per_param "
                      "(FSDP2) always keeps each parameter as its own tensor");
   }
+  if (s.engine == "reference" && (s.mixed_precision.param_dtype != "fp32" || s.mixed_precision.reduce_dtype != "fp32")) {
+    throw InputError(src + ": mixed_precision applies to the sharding engines (engine: flat or per_param); the "
+                     "reference engine is the fp32 baseline");
+  }
   const auto& ck = s.checkpoint;
   if ((s.checks.state_dict_roundtrip || s.checks.resume) && ck.type == "none") {
     throw InputError(src + ": checks.state_dict_roundtrip and checks.resume need a checkpoint: set checkpoint.type to "

@@ -23,6 +23,15 @@ Fingerprint FingerprintOf(const at::Tensor& t) {
   return {d.sum().item<double>(), d.pow(2).sum().item<double>()};
 }
 
+shard::MixedPrecision MixedPrecisionFor(const Scenario& s) {
+  shard::MixedPrecision mp;
+  if (s.mixed_precision.param_dtype != "fp32") {
+    mp.param_dtype = shard::ParseDtype(s.mixed_precision.param_dtype, "mixed_precision.param_dtype");
+  }
+  mp.reduce_dtype = shard::ParseDtype(s.mixed_precision.reduce_dtype, "mixed_precision.reduce_dtype");
+  return mp;
+}
+
 EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& model, comm::Communicator* comm)
     : model_(model), comm_(comm), engine_name_(s.engine) {
   for (auto& p : model.named_parameters()) trainable_.push_back({p.name, p.slot->requires_grad()});
@@ -37,11 +46,13 @@ EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& mod
     o.policy = shard::ParseWrapPolicy(s.sharding.wrap_policy, s.sharding.min_params);
     o.use_orig_params = s.sharding.use_orig_params;
     o.reshard_after_forward = s.sharding.reshard_after_forward;
+    o.mixed_precision = MixedPrecisionFor(s);
     flat_ = std::make_unique<shard::FlatShardedModel>(model, comm, o);
   } else if (s.engine == "per_param") {
     shard::PerParamShardingOptions o;
     o.policy = shard::ParseWrapPolicy(s.sharding.wrap_policy, s.sharding.min_params);
     o.reshard_after_forward = s.sharding.reshard_after_forward;
+    o.mixed_precision = MixedPrecisionFor(s);
     per_param_ = std::make_unique<shard::PerParamShardedModel>(model, comm, o);
   } else {
     all_reduce_ = std::make_unique<train::AllReduceGradients>(model, comm);

@@ -24,6 +24,9 @@ namespace shardbench {
 // The trainer options (clipping, learning-rate schedule) a scenario asks for.
 train::TrainerOptions TrainerOptionsFor(const Scenario& s);
 
+// The scenario's mixed precision for the sharding engines.
+shard::MixedPrecision MixedPrecisionFor(const Scenario& s);
+
 // Order-independent summary of a tensor's values: tells "changed" from "unchanged" exactly.
 using Fingerprint = std::pair<double, double>;
 Fingerprint FingerprintOf(const at::Tensor& t);

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "engine/shard/mixed_precision.h"
+
 namespace shardbench {
 
 memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank) {
@@ -18,6 +20,8 @@ memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank) {
   in.rank = rank;
   in.batch_size = s.train.batch_size;
   in.seq_len = s.train.seq_len;
+  in.gather_element_size = static_cast<int64_t>(
+      c10::elementSize(shard::ParseDtype(s.mixed_precision.param_dtype, "mixed_precision.param_dtype")));
   return memory::PredictMemory(in);
 }
 

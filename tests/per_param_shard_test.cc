@@ -54,5 +54,16 @@ INSTANTIATE_TEST_SUITE_P(WorldSizes, PerParamCommBytes,
                          ::testing::Combine(::testing::Values(2, 3),
                                             ::testing::Values("transformer_block", "lora_separate")));
 
+class MixedPrecision : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
+
+TEST_P(MixedPrecision, Bf16ComputeFp32MasterExactBytesByDtype) {
+  const auto [ws, engine] = GetParam();
+  auto run = testing::RunRankWorker(ws, {"mixed-precision", engine});
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, MixedPrecision,
+                         ::testing::Combine(::testing::Values(1, 2), ::testing::Values("flat", "per_param")));
+
 }  // namespace
 }  // namespace shardbench

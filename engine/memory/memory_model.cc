@@ -22,7 +22,7 @@ int64_t ActivationBytes(const MemoryModelInput& in) {
   const int64_t tokens = in.batch_size * in.seq_len;
   const int64_t per_layer = 12 * c.hidden_size + 4 * c.intermediate_size;
   const int64_t head = 2 * c.hidden_size + 3 * c.vocab_size;
-  return tokens * (c.num_hidden_layers * per_layer + head) * in.element_size;
+  return tokens * (c.num_hidden_layers * per_layer + head) * in.gather_element_size;  // compute dtype
 }
 
 // The top-level unit a unit nests in (itself if none): units nested in a layer (adapters under
@@ -60,7 +60,7 @@ MemoryPrediction PredictPerParam(const MemoryModelInput& in, model::LlamaForCaus
     for (const auto& t : u.params) {
       const auto l = shard::ComputeDim0Layout(t.slot->sizes().vec(), in.world_size);
       p.params_sharded += l.padded_numel() * in.element_size;
-      full += t.slot->numel() * in.element_size;
+      full += t.slot->numel() * in.gather_element_size;
       if (!t.slot->requires_grad()) continue;
       // One rank: the shard's gradient is the full gradient itself (no padding to hold).
       p.grads += (in.world_size == 1 ? t.slot->numel() : l.padded_numel()) * in.element_size;
@@ -121,7 +121,7 @@ MemoryPrediction PredictMemory(const MemoryModelInput& in) {
         p.optim_state += 2 * shard_bytes;
       }
     }
-    const int64_t full = layout.padded_numel(in.world_size) * in.element_size;
+    const int64_t full = layout.padded_numel(in.world_size) * in.gather_element_size;
     if (u.path.empty()) {
       root_full = full;
       continue;

@@ -23,7 +23,8 @@ struct MemoryModelInput {
   int world_size = 1;
   int rank = 0;
   int64_t batch_size = 1, seq_len = 1;  // per rank and micro-batch
-  int64_t element_size = 4;             // fp32
+  int64_t element_size = 4;             // fp32: parameters, gradients, optimizer state
+  int64_t gather_element_size = 4;      // unsharded params (mixed precision: param_dtype's)
 };
 
 struct MemoryPrediction {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 
 namespace shardbench::memory {
 namespace {
@@ -51,17 +52,51 @@ Accounts& TheAccounts() {
   return *a;
 }
 
-// Owns the real allocation; our DataPtr's context.
+// The real allocation behind each pointer we handed out. Our DataPtrs carry the data pointer
+// as their context too (c10's raw_allocate, used by oneDNN's bf16 kernels, requires that), so
+// the bookkeeping lives in a map keyed by that pointer.
 struct Record {
   c10::DataPtr inner;
   int64_t bytes;
   Category category;
 };
 
-void DeleteRecord(void* ctx) {
-  auto* r = static_cast<Record*>(ctx);
-  TheAccounts().sub(r->category, r->bytes);
-  delete r;
+class Records {
+ public:
+  void insert(void* p, Record r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    map_.emplace(p, std::move(r));
+  }
+  // Removes and returns the record (its DataPtr frees the memory when it goes out of scope).
+  Record take(void* p) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(p);
+    Record r = std::move(it->second);
+    map_.erase(it);
+    return r;
+  }
+  void retag(void* p, Category c) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(p);
+    if (it == map_.end() || it->second.category == c) return;
+    TheAccounts().sub(it->second.category, it->second.bytes);
+    it->second.category = c;
+    TheAccounts().add(c, it->second.bytes);
+  }
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<void*, Record> map_;
+};
+
+Records& TheRecords() {
+  static Records* r = new Records();  // never destroyed, like the accounts
+  return *r;
+}
+
+void DeleteRecord(void* ptr) {
+  Record r = TheRecords().take(ptr);
+  TheAccounts().sub(r.category, r.bytes);
 }
 
 class TrackingAllocator final : public c10::Allocator {
@@ -70,10 +105,13 @@ class TrackingAllocator final : public c10::Allocator {
   c10::DataPtr allocate(size_t n) override {
     c10::DataPtr inner = base_->allocate(n);
     void* data = inner.get();
-    auto* r = new Record{std::move(inner), static_cast<int64_t>(n), t_category};
-    TheAccounts().add(r->category, r->bytes);
-    return {data, r, &DeleteRecord, c10::Device(c10::DeviceType::CPU)};
+    if (data == nullptr) return inner;  // zero bytes: nothing to count
+    const Category c = t_category;
+    TheAccounts().add(c, static_cast<int64_t>(n));
+    TheRecords().insert(data, Record{std::move(inner), static_cast<int64_t>(n), c});
+    return {data, data, &DeleteRecord, c10::Device(c10::DeviceType::CPU)};
   }
+  c10::DeleterFnPtr raw_deleter() const override { return &DeleteRecord; }
   void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
 
  private:
@@ -119,11 +157,7 @@ void Retag(const at::Tensor& t, Category c) {
   if (!t.defined() || !t.has_storage()) return;
   const c10::DataPtr& dp = t.storage().data_ptr();
   if (dp.get_deleter() != &DeleteRecord) return;
-  auto* r = static_cast<Record*>(dp.get_context());
-  if (r->category == c) return;
-  TheAccounts().sub(r->category, r->bytes);
-  r->category = c;
-  TheAccounts().add(c, r->bytes);
+  TheRecords().retag(dp.get(), c);
 }
 
 MemoryStats MaxPeaks(const MemoryStats& earlier, const MemoryStats& later) {

@@ -147,16 +147,18 @@ void FlatParamUnit::use_unsharded_views() {
 void FlatParamUnit::gather_into(const at::Tensor& full) const {
   c10::NoGradGuard no_grad;
   at::Tensor dst = RawAlias(full);
+  // Mixed precision: the shard is cast to the gather dtype before it travels (FSDP casts first).
+  const at::Tensor shard = flat_shard_.detach().to(full.scalar_type());
   if (world_size() > 1) {
-    comm_->all_gather(dst, flat_shard_.detach());
+    comm_->all_gather(dst, shard);
   } else {
-    dst.copy_(flat_shard_.detach());
+    dst.copy_(shard);
   }
 }
 
 at::Tensor FlatParamUnit::gather_new_full() {
   memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
-  at::Tensor full = at::empty({padded_numel()}, flat_shard_.options().requires_grad(false));
+  at::Tensor full = at::empty({padded_numel()}, flat_shard_.options().dtype(gather_dtype()).requires_grad(false));
   gather_into(full);
   return full;
 }
@@ -167,8 +169,9 @@ void FlatParamUnit::unshard_for_forward() {
   // not here: micro-batches of one step must accumulate into it.
   if (world_size() == 1) {
     // One rank: nothing to gather. Like PyTorch (which switches to NO_SHARD at world size 1),
-    // the shard itself is the full buffer and gradients accumulate straight into it.
-    full_ = flat_shard_;
+    // the shard itself is the full buffer and gradients accumulate straight into it (through a
+    // differentiable cast under mixed precision).
+    full_ = gather_dtype() == flat_shard_.scalar_type() ? flat_shard_ : flat_shard_.to(gather_dtype());
   } else {
     full_ = UnshardFunction::apply(flat_shard_, reinterpret_cast<int64_t>(this));
     if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
@@ -221,15 +224,16 @@ void FlatParamUnit::unshard_for_backward() {
 
 at::Tensor FlatParamUnit::reduce_scatter_grad(const at::Tensor& full_grad) {
   c10::NoGradGuard no_grad;
-  at::Tensor g = full_grad.contiguous();
-  if (world_size() == 1) return g.clone();
+  // Mixed precision: gradients are reduced in reduce_dtype, then kept in the shard's dtype.
+  at::Tensor g = full_grad.to(options_.mixed_precision.reduce(flat_shard_.scalar_type())).contiguous();
+  if (world_size() == 1) return g.to(flat_shard_.scalar_type(), /*non_blocking=*/false, /*copy=*/true);
   // The unsharded gradient exists from here until the reduce-scatter has consumed it.
   if (options_.unsharded_grad_bytes) options_.unsharded_grad_bytes->add(g.nbytes());
   memory::ScopedCategory grads(memory::Category::kGrads);
   at::Tensor shard_grad = at::empty({shard_numel_}, g.options());
   comm_->reduce_scatter(shard_grad, g);
   if (options_.unsharded_grad_bytes) options_.unsharded_grad_bytes->sub(g.nbytes());
-  return shard_grad.div_(world_size());
+  return shard_grad.div_(world_size()).to(flat_shard_.scalar_type());
 }
 
 void FlatParamUnit::free_full_storage() {

@@ -29,6 +29,7 @@
 #include "engine/comm/communicator.h"
 #include "engine/shard/byte_gauge.h"
 #include "engine/shard/flat_layout.h"
+#include "engine/shard/mixed_precision.h"
 #include "engine/shard/wrap_policy.h"
 
 namespace shardbench::shard {
@@ -39,6 +40,7 @@ struct FlatUnitOptions {
   bool is_root = false;               // the root is never resharded after forward
   ByteGauge* unsharded_bytes = nullptr;       // optional: current/peak unsharded buffer bytes
   ByteGauge* unsharded_grad_bytes = nullptr;  // optional: full-buffer gradients awaiting reduce-scatter
+  MixedPrecision mixed_precision;             // gather/compute and reduce dtypes
 };
 
 struct FlatParamSlot {
@@ -112,7 +114,8 @@ class FlatParamUnit {
   void use_unsharded_views();
   void use_sharded_views();
   void free_full_storage();
-  int64_t full_bytes() const { return padded_numel() * static_cast<int64_t>(flat_shard_.element_size()); }
+  at::ScalarType gather_dtype() const { return options_.mixed_precision.gather(flat_shard_.scalar_type()); }
+  int64_t full_bytes() const { return padded_numel() * static_cast<int64_t>(c10::elementSize(gather_dtype())); }
   // This rank's slice of `p` within a shard-sized tensor (the shard or its gradient), 1-D.
   at::Tensor local_slice(const at::Tensor& shard_sized, const FlatParamSlot& p) const;
 

@@ -19,6 +19,7 @@ struct FlatShardingOptions {
   WrapPolicy policy;
   bool use_orig_params = true;
   bool reshard_after_forward = true;
+  MixedPrecision mixed_precision;
 };
 
 // Bytes this rank holds, exact (DESIGN.md memory categories).

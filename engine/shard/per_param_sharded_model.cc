@@ -8,6 +8,7 @@ PerParamShardedModel::PerParamShardedModel(model::LlamaForCausalLM& model, comm:
   for (auto& plan : PlanUnits(model, options.policy)) {
     PerParamUnitOptions o;
     o.reshard_after_forward = options.reshard_after_forward;
+    o.mixed_precision = options.mixed_precision;
     o.is_root = plan.module == &model;
     o.unsharded_bytes = &unsharded_bytes_;
     o.unsharded_grad_bytes = &unsharded_grad_bytes_;

@@ -21,6 +21,7 @@ namespace shardbench::shard {
 struct PerParamShardingOptions {
   WrapPolicy policy;
   bool reshard_after_forward = true;
+  MixedPrecision mixed_precision;
 };
 
 class PerParamShardedModel : public model::ForwardHooks, public train::GradientSync {

@@ -67,11 +67,14 @@ PerParamUnit::PerParamUnit(UnitPlan plan, comm::Communicator* comm, PerParamUnit
   for (const auto& np : plan.params) {
     const at::Tensor& t = *np.slot;
     const at::Tensor& first = *plan.params.front().slot;
-    if (t.scalar_type() != first.scalar_type() || t.device() != first.device()) {
+    // Mixed precision casts every param to param_dtype before the all-gather, so storage dtypes
+    // may differ then (frozen bf16 next to trainable fp32); otherwise one unit, one dtype.
+    const bool dtype_ok = options_.mixed_precision.param_dtype.has_value() || t.scalar_type() == first.scalar_type();
+    if (!dtype_ok || t.device() != first.device()) {
       throw InputError("unit '" + unit_name + "': '" + np.name + "' is " + std::string(c10::toString(t.scalar_type())) +
                        " on " + t.device().str() + ", '" + plan.params.front().name + "' is " +
                        std::string(c10::toString(first.scalar_type())) + " on " + first.device().str() +
-                       ": one unit gathers one dtype on one device");
+                       ": one unit gathers one dtype on one device (set a mixed-precision param_dtype to cast)");
     }
     ShardedParam p;
     p.name = np.name;
@@ -86,7 +89,8 @@ PerParamUnit::PerParamUnit(UnitPlan plan, comm::Communicator* comm, PerParamUnit
       reduce_numel_ += p.layout.padded_numel();
     }
     const at::TensorOptions opts = t.options().requires_grad(false);
-    options_of_ = opts;
+    gather_options_ = opts.dtype(options_.mixed_precision.gather(first.scalar_type()));
+    reduce_options_ = opts.dtype(options_.mixed_precision.reduce(first.scalar_type()));
     const int64_t n = p.layout.local_rows(rank());
     {
       memory::ScopedCategory sharded(memory::Category::kParamsSharded);
@@ -100,7 +104,7 @@ PerParamUnit::PerParamUnit(UnitPlan plan, comm::Communicator* comm, PerParamUnit
     p.sharded = p.padded.narrow(0, 0, n).detach().requires_grad_(p.requires_grad);
     {
       memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
-      p.unsharded = at::empty(p.shape, opts);
+      p.unsharded = at::empty(p.shape, gather_options_);
     }
     FreeStorage(p.unsharded);
     params_.push_back(std::move(p));
@@ -160,7 +164,7 @@ void PerParamUnit::unshard() {
     }
   }
   if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
-  GatherInto(params_, dst, gather_numel_, comm_, options_of_);
+  GatherInto(params_, dst, gather_numel_, comm_, gather_options_);
   unsharded_ = true;
 }
 
@@ -217,7 +221,8 @@ void PerParamUnit::accept_grad(size_t index, const at::Tensor& grad) {
   if (p.pending_grad.defined()) {
     p.pending_grad.add_(grad);  // the param was used twice in this forward
   } else {
-    p.pending_grad = grad.contiguous();
+    // Mixed precision: gradients travel and are reduced in reduce_dtype.
+    p.pending_grad = grad.to(reduce_options_.dtype()).contiguous();
     if (options_.unsharded_grad_bytes) options_.unsharded_grad_bytes->add(p.pending_grad.nbytes());
   }
   has_pending_grads_ = true;
@@ -231,7 +236,7 @@ void PerParamUnit::reduce_scatter_grads() {
     at::Tensor in;
     {
       memory::ScopedCategory buffers(memory::Category::kCommBuffers);
-      in = at::zeros({reduce_numel_ * ws}, options_of_);  // padding and params without a gradient stay 0
+      in = at::zeros({reduce_numel_ * ws}, reduce_options_);  // padding and params without a gradient stay 0
     }
     for (const auto& p : params_) {
       if (!p.requires_grad || !p.pending_grad.defined()) continue;
@@ -244,7 +249,7 @@ void PerParamUnit::reduce_scatter_grads() {
     }
     {
       memory::ScopedCategory grads(memory::Category::kGrads);
-      out = at::empty({reduce_numel_}, options_of_);
+      out = at::empty({reduce_numel_}, reduce_options_);
     }
     comm_->reduce_scatter(out, in);
     out.div_(ws);
@@ -259,6 +264,8 @@ void PerParamUnit::reduce_scatter_grads() {
     } else {
       continue;
     }
+    // The sharded (master) gradient keeps the parameter's dtype.
+    if (shard_grad.scalar_type() != p.sharded.scalar_type()) shard_grad = shard_grad.to(p.sharded.scalar_type());
     if (p.sharded.grad().defined()) {
       p.sharded.mutable_grad().add_(shard_grad);  // accumulating micro-batches
     } else {
@@ -290,8 +297,9 @@ void PerParamUnit::zero_grad() {
 
 std::vector<std::pair<std::string, at::Tensor>> PerParamUnit::gather_full_params() {
   std::vector<at::Tensor> dst;
-  for (const auto& p : params_) dst.push_back(at::empty(p.shape, options_of_));
-  if (!params_.empty()) GatherInto(params_, dst, gather_numel_, comm_, options_of_);
+  // In each param's own dtype (checkpoints, fingerprints): gathered uncast.
+  for (const auto& p : params_) dst.push_back(at::empty(p.shape, p.padded.options()));
+  if (!params_.empty()) GatherInto(params_, dst, gather_numel_, comm_, params_.front().padded.options());
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (size_t i = 0; i < params_.size(); ++i) out.push_back({params_[i].name, dst[i]});
   return out;

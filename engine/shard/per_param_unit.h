@@ -28,6 +28,7 @@
 #include "engine/comm/communicator.h"
 #include "engine/shard/byte_gauge.h"
 #include "engine/shard/dim0_layout.h"
+#include "engine/shard/mixed_precision.h"
 #include "engine/shard/wrap_policy.h"
 
 namespace shardbench::shard {
@@ -37,6 +38,7 @@ struct PerParamUnitOptions {
   bool is_root = false;
   ByteGauge* unsharded_bytes = nullptr;       // unsharded parameters alive
   ByteGauge* unsharded_grad_bytes = nullptr;  // full gradients waiting for their reduce-scatter
+  MixedPrecision mixed_precision;             // gather/compute and reduce dtypes
 };
 
 struct ShardedParam {
@@ -101,7 +103,8 @@ class PerParamUnit {
   comm::Communicator* comm_;
   PerParamUnitOptions options_;
   std::vector<ShardedParam> params_;
-  at::TensorOptions options_of_;
+  at::TensorOptions gather_options_;  // device and dtype of the all-gather and unsharded params
+  at::TensorOptions reduce_options_;  // device and dtype of the reduce-scatter
   int64_t gather_numel_ = 0, reduce_numel_ = 0;
   bool unsharded_ = false;
   bool needs_backward_unshard_ = false;
