@@ -91,6 +91,9 @@ struct Scenario {
   std::string engine = "reference";
   ShardingConfig sharding;
   MixedPrecisionConfig mixed_precision;
+  // Recompute each decoder layer's forward in backward instead of keeping its activations
+  // (applied to the layer inside its sharding unit, as FSDP(checkpoint_wrapper(layer))).
+  bool activation_checkpointing = false;
   OptimizerConfig optimizer;
   TrainConfig train;
   CheckpointConfig checkpoint;

@@ -106,6 +106,11 @@ void ValidateScenario(const Scenario& s) {
     throw InputError(src + ": mixed_precision applies to the sharding engines (engine: flat or per_param); the "
                      "reference engine is the fp32 baseline");
   }
+  if (s.activation_checkpointing && s.engine != "reference" && s.sharding.wrap_policy == "lora_separate") {
+    throw InputError(src + ": activation_checkpointing with wrap_policy=lora_separate is not supported: the "
+                     "adapters' own units would be gathered again inside the recomputed layer (use "
+                     "transformer_block, size or none)");
+  }
   const auto& ck = s.checkpoint;
   if ((s.checks.state_dict_roundtrip || s.checks.resume) && ck.type == "none") {
     throw InputError(src + ": checks.state_dict_roundtrip and checks.resume need a checkpoint: set checkpoint.type to "

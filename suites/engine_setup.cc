@@ -35,6 +35,8 @@ shard::MixedPrecision MixedPrecisionFor(const Scenario& s) {
 EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& model, comm::Communicator* comm)
     : model_(model), comm_(comm), engine_name_(s.engine) {
   for (auto& p : model.named_parameters()) trainable_.push_back({p.name, p.slot->requires_grad()});
+  // Checkpointing first, then sharding around it.
+  for (auto& layer : model.model.layers) layer->set_checkpointing(s.activation_checkpointing);
   const auto& t = s.train;
   optim::AdamWOptions adamw;
   adamw.impl = optim::ParseAdamWImpl(s.optimizer.impl);

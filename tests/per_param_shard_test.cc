@@ -65,5 +65,19 @@ TEST_P(MixedPrecision, Bf16ComputeFp32MasterExactBytesByDtype) {
 INSTANTIATE_TEST_SUITE_P(Engines, MixedPrecision,
                          ::testing::Combine(::testing::Values(1, 2), ::testing::Values("flat", "per_param")));
 
+class ActivationCheckpointing : public ::testing::TestWithParam<std::tuple<int, std::string, std::string>> {};
+
+TEST_P(ActivationCheckpointing, SameFp32ResultsLessActivationMemory) {
+  const auto [ws, engine, lora] = GetParam();
+  auto run = testing::RunRankWorker(ws, {"activation-checkpointing", engine, lora});
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ActivationCheckpointing,
+                         ::testing::Values(std::make_tuple(2, "reference", "full"), std::make_tuple(1, "flat", "full"),
+                                           std::make_tuple(2, "flat", "lora"), std::make_tuple(3, "flat", "full"),
+                                           std::make_tuple(1, "per_param", "lora"), std::make_tuple(2, "per_param", "full"),
+                                           std::make_tuple(3, "per_param", "lora")));
+
 }  // namespace
 }  // namespace shardbench

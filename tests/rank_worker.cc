@@ -31,6 +31,9 @@ int main(int argc, char** argv) {
          return PerParamParity(argc > 2 ? argv[2] : "transformer_block", mode != "keep", mode == "accumulate" ? 2 : 1,
                                mode == "clip" ? 0.5 : 0.0);
        }},
+      {"activation-checkpointing", [&] {
+         return ActivationCheckpointingCheck(argc > 2 ? argv[2] : "per_param", argc > 3 && std::string(argv[3]) == "lora");
+       }},
       {"mixed-precision", [&] { return MixedPrecisionCheck(argc > 2 ? argv[2] : "per_param"); }},
       {"per-param-comm-bytes", [&] { return PerParamCommBytes(argc > 2 ? argv[2] : "transformer_block"); }},
       {"flat-optimizer-before-wrap", [&] { return FlatOptimizerBeforeWrap(argc > 2 && std::string(argv[2]) == "orig"); }},

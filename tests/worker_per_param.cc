@@ -3,12 +3,15 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "engine/common/error.h"
+#include "engine/memory/tracking_allocator.h"
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/param_groups.h"
 #include "engine/shard/flat_sharded_model.h"
 #include "engine/shard/per_param_sharded_model.h"
+#include "engine/train/data_parallel.h"
 #include "engine/train/trainer.h"
 #include "tests/worker_checks.h"
 #include "tests/worker_parity.h"
@@ -175,6 +178,68 @@ int MixedPrecisionCheck(const std::string& engine) {
            tag + " reduce-scatter bytes " + std::to_string(bf16.stats[rs].bytes) + " differ from fp32's " + std::to_string(fp32.stats[rs].bytes) + " (reduce_dtype is fp32)");
     comm->barrier();
   }
+  return ExitCode();
+}
+
+}  // namespace shardbench::worker
+
+namespace shardbench::worker {
+
+// Activation checkpointing on every decoder layer against none, the same engine and batches:
+// fp32 losses and final parameters equal bit for bit (the recomputed forward is the same
+// computation), and the activations' allocator peak is lower.
+int ActivationCheckpointingCheck(const std::string& engine, bool lora) {
+  memory::InstallTrackingAllocator();
+  auto comm = ConnectFromEnv();
+  struct Outcome {
+    std::vector<double> losses;
+    std::vector<std::pair<std::string, at::Tensor>> params;
+    int64_t activations_peak = 0;
+  };
+  auto run = [&](bool checkpointing) {
+    auto m = Build(lora);
+    for (auto& layer : m->model.layers) layer->set_checkpointing(checkpointing);
+    std::unique_ptr<shard::FlatShardedModel> flat;
+    std::unique_ptr<shard::PerParamShardedModel> per_param;
+    std::unique_ptr<train::AllReduceGradients> dp;
+    train::GradientSync* sync = nullptr;
+    std::vector<model::NamedTensor> params;
+    if (engine == "flat") {
+      flat = std::make_unique<shard::FlatShardedModel>(*m, comm.get(), shard::FlatShardingOptions{Policy("transformer_block"), true, true, {}});
+      sync = flat.get();
+      params = flat->named_parameters();
+    } else if (engine == "per_param") {
+      per_param = std::make_unique<shard::PerParamShardedModel>(*m, comm.get(), shard::PerParamShardingOptions{Policy("transformer_block"), true, {}});
+      sync = per_param.get();
+      params = per_param->named_parameters();
+    } else {
+      dp = std::make_unique<train::AllReduceGradients>(*m, comm.get());
+      sync = dp.get();
+      params = m->named_parameters();
+    }
+    optim::AdamW opt(optim::MakeParamGroups(params, kLr, kWeightDecay, true));
+    memory::ResetPeaks();
+    Outcome o;
+    o.losses = TrainSharded(*m, *sync, opt, comm.get());
+    o.activations_peak = memory::Snapshot().peak_by[size_t(memory::Category::kActivations)];
+    o.params = flat ? flat->gather_full_params() : per_param ? per_param->gather_full_params() : std::vector<std::pair<std::string, at::Tensor>>{};
+    if (!flat && !per_param) {
+      for (auto& p : m->named_parameters()) o.params.push_back({p.name, p.slot->detach().clone()});
+    }
+    return o;
+  };
+  const Outcome plain = run(false), checkpointed = run(true);
+  const std::string tag = "[" + engine + (lora ? " lora" : " full") + " activation checkpointing]";
+  Expect(plain.losses == checkpointed.losses, tag + " losses differ from the run without checkpointing");
+  for (size_t i = 0; i < plain.params.size() && i < checkpointed.params.size(); ++i) {
+    Expect(at::equal(plain.params[i].second, checkpointed.params[i].second), tag + " '" + plain.params[i].first + "' differs");
+  }
+  Expect(checkpointed.activations_peak < plain.activations_peak,
+         tag + " activation peak " + std::to_string(checkpointed.activations_peak) + " is not below " +
+             std::to_string(plain.activations_peak));
+  std::printf("%s activation peak %lld -> %lld bytes\n", tag.c_str(), static_cast<long long>(plain.activations_peak),
+              static_cast<long long>(checkpointed.activations_peak));
+  if (comm) comm->barrier();
   return ExitCode();
 }
 

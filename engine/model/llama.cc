@@ -1,6 +1,7 @@
 #include "engine/model/llama.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <algorithm>
 
@@ -88,12 +89,24 @@ LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig& c, const at::TensorOptio
   register_module("mlp", &mlp);
   register_module("input_layernorm", &input_layernorm);
   register_module("post_attention_layernorm", &post_attention_layernorm);
+  body_fn_ = [this](const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) { return body(x, cos, sin); };
+}
+
+at::Tensor LlamaDecoderLayer::body(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
+  at::Tensor h = x + self_attn.forward(input_layernorm.forward(x), cos, sin);
+  return h + mlp.forward(post_attention_layernorm.forward(h));
 }
 
 at::Tensor LlamaDecoderLayer::forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
+  // Checkpointing sits inside the sharding hooks, as FSDP(checkpoint_wrapper(layer)) does.
   return hooked({x, cos, sin}, [&] {
-    at::Tensor h = x + self_attn.forward(input_layernorm.forward(x), cos, sin);
-    return h + mlp.forward(post_attention_layernorm.forward(h));
+    if (!checkpointing_ || !c10::GradMode::is_enabled()) return body(x, cos, sin);
+    // Reentrant checkpointing only records a node when an input needs a gradient; below frozen
+    // embeddings (LoRA) none does, and the layer's adapters would never get one ("element 0 of
+    // tensors does not require grad"). Like PEFT's enable_input_require_grads, the input is made
+    // to require one; its gradient is discarded.
+    const at::Tensor in = x.requires_grad() ? x : x.detach().requires_grad_(true);
+    return CheckpointedLayer(*this, &body_fn_, in, cos, sin);
   });
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/model/activation_checkpoint.h"
 #include "engine/model/layers.h"
 #include "engine/model/llama_config.h"
 
@@ -49,11 +50,19 @@ class LlamaDecoderLayer : public Module {
   LlamaDecoderLayer(const LlamaConfig& c, const at::TensorOptions& o);
   at::Tensor forward(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
   std::string type_name() const override { return "LlamaDecoderLayer"; }
+  // Activation checkpointing: keep only the layer's input, recompute the rest in backward.
+  void set_checkpointing(bool on) { checkpointing_ = on; }
+  bool checkpointing() const { return checkpointing_; }
   bool can_be_unit() const override { return true; }
   RMSNorm input_layernorm;
   LlamaAttention self_attn;
   RMSNorm post_attention_layernorm;
   LlamaMLP mlp;
+
+ private:
+  at::Tensor body(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
+  bool checkpointing_ = false;
+  LayerBody body_fn_;  // body(), as the checkpoint function calls it
 };
 
 class LlamaModel : public Module {

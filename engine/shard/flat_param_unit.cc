@@ -222,6 +222,12 @@ void FlatParamUnit::unshard_for_backward() {
   unsharded_ = true;
 }
 
+void FlatParamUnit::prepare_recompute() {
+  if (params_.empty()) return;
+  if (!unsharded_) unshard_for_forward();  // a unit whose output hook did not run yet
+  use_unsharded_views();
+}
+
 at::Tensor FlatParamUnit::reduce_scatter_grad(const at::Tensor& full_grad) {
   c10::NoGradGuard no_grad;
   // Mixed precision: gradients are reduced in reduce_dtype, then kept in the shard's dtype.

@@ -88,6 +88,9 @@ class FlatParamUnit {
   // of its inputs and frees the re-gathered buffer once they are all computed.
   void hook_inputs_for_reshard(at::ArrayRef<at::Tensor> inputs);
   void unshard_for_backward();
+  // Activation checkpointing re-runs the module in backward (grad mode on): the original
+  // params become views of the re-gathered buffer again, connected to its autograd node.
+  void prepare_recompute();
   void reshard();
   at::Tensor post_forward(at::Tensor output);
   // After backward: make sure nothing is left unsharded, and (use_orig_params) point each

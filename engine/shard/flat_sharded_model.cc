@@ -42,6 +42,10 @@ at::Tensor FlatShardedModel::post_forward(model::Module& module, at::Tensor outp
   return by_module_.at(&module)->post_forward(std::move(output));
 }
 
+void FlatShardedModel::before_recompute(model::Module& module) {
+  by_module_.at(&module)->prepare_recompute();
+}
+
 void FlatShardedModel::zero_grad() {
   for (auto& u : units_) u->zero_grad();
 }

@@ -44,6 +44,7 @@ class FlatShardedModel : public model::ForwardHooks, public train::GradientSync 
 
   void pre_forward(model::Module& module, at::ArrayRef<at::Tensor> inputs) override;
   at::Tensor post_forward(model::Module& module, at::Tensor output) override;
+  void before_recompute(model::Module& module) override;
   void zero_grad() override;
   void after_backward() override;
   // The shard gradients of trainable parameters only: with use_orig_params the original

@@ -40,6 +40,10 @@ at::Tensor PerParamShardedModel::post_forward(model::Module& module, at::Tensor 
   return by_module_.at(&module)->post_forward(std::move(output));
 }
 
+void PerParamShardedModel::before_recompute(model::Module& module) {
+  by_module_.at(&module)->prepare_recompute();
+}
+
 void PerParamShardedModel::zero_grad() {
   for (auto& u : units_) u->zero_grad();
 }

@@ -35,6 +35,7 @@ class PerParamShardedModel : public model::ForwardHooks, public train::GradientS
 
   void pre_forward(model::Module& module, at::ArrayRef<at::Tensor> inputs) override;
   at::Tensor post_forward(model::Module& module, at::Tensor output) override;
+  void before_recompute(model::Module& module) override;
   void zero_grad() override;
   void after_backward() override;
   std::vector<at::Tensor> local_grads() override;

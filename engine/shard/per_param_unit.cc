@@ -215,6 +215,13 @@ void PerParamUnit::unshard_for_backward() {
   needs_backward_unshard_ = false;
 }
 
+void PerParamUnit::prepare_recompute() {
+  if (params_.empty()) return;
+  unshard_for_backward();
+  unshard();  // no-op when gathered already
+  use_unsharded();
+}
+
 void PerParamUnit::accept_grad(size_t index, const at::Tensor& grad) {
   ShardedParam& p = params_[index];
   memory::Retag(grad, memory::Category::kGrads);

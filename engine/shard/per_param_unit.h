@@ -89,6 +89,9 @@ class PerParamUnit {
   // Called by the autograd functions: an unsharded param's gradient; the unit's backward begins.
   void accept_grad(size_t index, const at::Tensor& grad);
   void unshard_for_backward();
+  // Activation checkpointing re-runs the module in backward (grad mode on): the module's slots
+  // become the gathered params again, connected to autograd so their gradients reach us.
+  void prepare_recompute();
 
  private:
   void unshard();          // all-gather into the unsharded storages
