@@ -2,25 +2,10 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
-#include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
 
 namespace shardbench::model {
-namespace {
-
-// Initialisation runs on CPU with a generator seeded per tensor name, then moves to the
-// parameter's device: the same seed gives the same weights on any device and world size.
-at::Generator GeneratorFor(uint64_t seed, const std::string& name) {
-  return at::make_generator<at::CPUGeneratorImpl>(SeedFor(seed, name));
-}
-
-void FillFrom(at::Tensor& param, const at::Tensor& cpu_values) {
-  c10::NoGradGuard no_grad;
-  param.copy_(cpu_values);
-}
-
-}  // namespace
 
 Linear::Linear(int64_t in, int64_t out, const at::TensorOptions& options, LinearInit init, double init_std)
     : in_features(in), out_features(out), init_(init), init_std_(init_std) {
@@ -46,25 +31,19 @@ at::Tensor Linear::forward(const at::Tensor& x) const {
   });
 }
 
-void Linear::reset_parameters(const std::string& name, uint64_t seed) {
-  if (weight.is_meta()) return;
-  auto gen = GeneratorFor(seed, name + ".weight");
-  at::Tensor v = at::empty(weight.sizes(), at::TensorOptions().dtype(at::kFloat));
+ParamInit Linear::param_init(const std::string&) const {
   switch (init_) {
     case LinearInit::kNormal:
-      v.normal_(0.0, init_std_, gen);
-      break;
+      return {ParamInit::Kind::kNormal, 0.0, init_std_};
     case LinearInit::kKaimingUniform: {
       // nn.init.kaiming_uniform_(w, a=sqrt(5)): bound = gain * sqrt(3 / fan_in), gain = sqrt(2 / (1 + a^2)).
       const double bound = std::sqrt(1.0 / 3.0) * std::sqrt(3.0 / static_cast<double>(in_features));
-      v.uniform_(-bound, bound, gen);
-      break;
+      return {ParamInit::Kind::kUniform, -bound, bound};
     }
     case LinearInit::kZeros:
-      v.zero_();
       break;
   }
-  FillFrom(weight, v);
+  return {ParamInit::Kind::kConstant, 0.0, 0.0};
 }
 
 Embedding::Embedding(int64_t n, int64_t dim, const at::TensorOptions& options, double init_std) : init_std_(init_std) {
@@ -76,13 +55,7 @@ at::Tensor Embedding::forward(const at::Tensor& ids) const {
   return hooked({ids}, [&] { return at::embedding(weight, ids); });
 }
 
-void Embedding::reset_parameters(const std::string& name, uint64_t seed) {
-  if (weight.is_meta()) return;
-  auto gen = GeneratorFor(seed, name + ".weight");
-  at::Tensor v = at::empty(weight.sizes(), at::TensorOptions().dtype(at::kFloat));
-  v.normal_(0.0, init_std_, gen);
-  FillFrom(weight, v);
-}
+ParamInit Embedding::param_init(const std::string&) const { return {ParamInit::Kind::kNormal, 0.0, init_std_}; }
 
 RMSNorm::RMSNorm(int64_t dim, double eps, const at::TensorOptions& options) : eps_(eps) {
   weight = at::empty({dim}, options).requires_grad_(true);
@@ -98,11 +71,7 @@ at::Tensor RMSNorm::forward(const at::Tensor& x) const {
   });
 }
 
-void RMSNorm::reset_parameters(const std::string&, uint64_t) {
-  if (weight.is_meta()) return;
-  c10::NoGradGuard no_grad;
-  weight.fill_(1.0);
-}
+ParamInit RMSNorm::param_init(const std::string&) const { return {ParamInit::Kind::kConstant, 1.0, 0.0}; }
 
 RotaryEmbedding::RotaryEmbedding(int64_t head_dim, double theta, const at::TensorOptions& options)
     : head_dim_(head_dim), theta_(theta) {

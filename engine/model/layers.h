@@ -26,7 +26,7 @@ class Linear : public Module {
   bool has_lora() const { return lora_A != nullptr; }
 
   at::Tensor forward(const at::Tensor& x) const;
-  void reset_parameters(const std::string& name, uint64_t seed) override;
+  ParamInit param_init(const std::string& local_name) const override;
   std::string type_name() const override { return has_lora() ? "LoraLinear" : "Linear"; }
   bool can_be_unit() const override { return true; }
 
@@ -44,7 +44,7 @@ class Embedding : public Module {
  public:
   Embedding(int64_t num_embeddings, int64_t dim, const at::TensorOptions& options, double init_std);
   at::Tensor forward(const at::Tensor& ids) const;
-  void reset_parameters(const std::string& name, uint64_t seed) override;
+  ParamInit param_init(const std::string& local_name) const override;
   std::string type_name() const override { return "Embedding"; }
   bool can_be_unit() const override { return true; }
   at::Tensor weight;  // [num_embeddings, dim]
@@ -58,7 +58,7 @@ class RMSNorm : public Module {
  public:
   RMSNorm(int64_t dim, double eps, const at::TensorOptions& options);
   at::Tensor forward(const at::Tensor& x) const;
-  void reset_parameters(const std::string& name, uint64_t seed) override;
+  ParamInit param_init(const std::string& local_name) const override;
   std::string type_name() const override { return "RMSNorm"; }
   bool can_be_unit() const override { return true; }
   at::Tensor weight;

@@ -1,5 +1,10 @@
 #include "engine/model/module.h"
 
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include <cmath>
+
 namespace shardbench::model {
 namespace {
 std::string Join(const std::string& prefix, const std::string& name) {
@@ -57,7 +62,26 @@ uint64_t SeedFor(uint64_t seed, const std::string& name) {
 }
 
 void InitializeParameters(Module& root, uint64_t seed) {
-  for (auto& [name, module] : root.named_modules()) module->reset_parameters(name, seed);
+  c10::NoGradGuard no_grad;
+  const ParamMaterializer fill = InitMaterializer(root, seed);
+  for (auto& p : root.named_parameters()) {
+    if (p.slot->is_meta()) continue;
+    if (p.slot->is_contiguous()) {
+      fill(p.name, p.slot->detach().view({-1}), 0);
+    } else {
+      at::Tensor flat = at::empty({p.slot->numel()}, p.slot->options().requires_grad(false));
+      fill(p.name, flat, 0);
+      p.slot->detach().copy_(flat.view(p.slot->sizes()));
+    }
+  }
+}
+
+void MaterializeBuffers(Module& root, const at::Device& device) {
+  for (auto& b : root.named_buffers()) {
+    if (!b.slot->is_meta()) continue;
+    *b.slot = at::full(b.slot->sizes(), std::nan(""), b.slot->options().device(device));
+  }
+  InitializeBuffers(root);
 }
 
 void InitializeBuffers(Module& root) {

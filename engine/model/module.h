@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/model/param_init.h"
+
 namespace shardbench::model {
 
 class Module;
@@ -51,9 +53,11 @@ class Module {
   std::vector<std::pair<std::string, Module*>> named_modules(const std::string& prefix = "");
   const std::vector<std::pair<std::string, Module*>>& children() const { return children_; }
 
-  // The module's own initialisation of its own tensors (not its children's), as HF's
-  // _init_weights does per module. `seed_for` gives a deterministic seed per qualified name.
-  virtual void reset_parameters(const std::string& qualified_name, uint64_t seed) {}
+  // How this module initialises its own parameter `local_name` (not its children's), as HF's
+  // _init_weights does per module; element values come from engine/model/param_init.h.
+  virtual ParamInit param_init(const std::string& local_name) const { return {}; }
+  // This module's own parameters (local names), children excluded.
+  const std::vector<std::pair<std::string, at::Tensor*>>& own_parameters() const { return params_; }
   // Recompute buffers that no checkpoint holds (rotary inv_freq).
   virtual void reset_buffers() {}
 
@@ -92,11 +96,15 @@ class Module {
 // Parameters in a module tree that require grad / do not.
 int64_t CountParameters(Module& m, bool trainable_only);
 
-// Runs every module's own reset_parameters (children included) with a seed derived from
-// (seed, qualified parameter-owner name): initialisation does not depend on construction
-// order or world size.
+// Initialises every materialised parameter from its module's param_init, element i of
+// parameter `name` being a function of (seed, name, i) only: independent of construction order,
+// device and world size, and reproducible slice by slice (meta-device init).
 void InitializeParameters(Module& root, uint64_t seed);
 void InitializeBuffers(Module& root);
+// Meta-device buffers (no checkpoint holds them: rotary inv_freq) allocated on `device`, filled
+// with NaN, then computed by each module's reset_buffers, so a buffer a module forgets stays
+// NaN and is caught (transformers#34234).
+void MaterializeBuffers(Module& root, const at::Device& device);
 
 // Stable 64-bit hash (FNV-1a then splitmix64 mix) used to derive per-name seeds.
 uint64_t SeedFor(uint64_t seed, const std::string& name);

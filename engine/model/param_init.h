@@ -1,0 +1,37 @@
+// Parameter initialisation that any rank can compute for any slice of a tensor on its own:
+// element i of a parameter is a pure function of (seed, parameter name, i) — a counter-based
+// generator (splitmix64 of the key and the element index, Box-Muller for normals). Eager
+// initialisation fills the whole range; meta-device initialisation fills only the elements a
+// rank holds, at a cost proportional to its shard, and the two agree bit for bit.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace shardbench::model {
+
+class Module;
+
+struct ParamInit {
+  enum class Kind { kConstant, kNormal, kUniform } kind = Kind::kConstant;
+  double a = 0.0, b = 0.0;  // constant a; normal(mean a, std b); uniform [a, b)
+};
+
+// Fills `dst` (1-D, contiguous, any dtype/device) with elements [begin, begin + numel) of the
+// parameter whose key is `key` (SeedFor(seed, name)).
+void FillInitRange(const at::Tensor& dst, const ParamInit& init, uint64_t key, int64_t begin);
+
+// Fills `dst` with elements [begin, begin + dst.numel()) of parameter `name` (row-major).
+using ParamMaterializer = std::function<void(const std::string& name, const at::Tensor& dst, int64_t begin)>;
+
+// Each module's own initialisation of each of its parameters, by fully qualified name (the
+// module tree may be on the meta device).
+std::map<std::string, ParamInit> CollectParamInits(Module& root);
+// Materialises from the modules' own initialisation with `seed`.
+ParamMaterializer InitMaterializer(Module& root, uint64_t seed);
+
+}  // namespace shardbench::model
