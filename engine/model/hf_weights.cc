@@ -48,6 +48,32 @@ LoadReport LoadHfWeights(LlamaForCausalLM& model, const checkpoint::HfCheckpoint
   return report;
 }
 
+ParamMaterializer CheckpointMaterializer(std::shared_ptr<const checkpoint::HfCheckpoint> ckpt, ParamMaterializer fallback,
+                                         std::shared_ptr<LoadReport> report) {
+  return [ckpt, fallback, report](const std::string& name, const at::Tensor& dst, int64_t begin) {
+    if (!ckpt->contains(name)) {
+      if (name.find(".lora_") == std::string::npos) {
+        throw InputError(ckpt->dir() + ": checkpoint lacks model parameter '" + name + "'");
+      }
+      fallback(name, dst, begin);  // adapters keep their own init over a base checkpoint
+      return;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const auto& info = ckpt->info(name);
+    const int64_t n = dst.numel();
+    if (begin < 0 || begin + n > info.numel()) {
+      throw InputError(ckpt->dir() + ": tensor '" + name + "' has " + std::to_string(info.numel()) +
+                       " elements; the model needs elements [" + std::to_string(begin) + ", " + std::to_string(begin + n) +
+                       ") (config.json and weights disagree)");
+    }
+    c10::NoGradGuard no_grad;
+    dst.copy_(ckpt->tensor(name).view({-1}).narrow(0, begin, n));  // touches only these pages of the mapping
+    report->bytes_read += n * static_cast<int64_t>(c10::elementSize(info.dtype));
+    if (begin == 0) report->tensors_loaded += 1;
+    report->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+}
+
 std::unique_ptr<LlamaForCausalLM> BuildLlamaFromSource(const std::string& source, const LoraConfig& lora,
                                                        uint64_t seed, const at::TensorOptions& options,
                                                        LoadReport* report) {

@@ -21,6 +21,14 @@ struct LoadReport {
 // tensor; values are converted to the parameter's dtype.
 LoadReport LoadHfWeights(LlamaForCausalLM& model, const checkpoint::HfCheckpoint& ckpt);
 
+// Meta-device init from a checkpoint: each call copies only the requested elements of the
+// named tensor out of the mapped file (a rank reads just its own rows/ranges); parameters the
+// checkpoint does not hold and that may be missing (LoRA adapters) come from `fallback`.
+// `report` (shared, may be read after the engine is built) counts tensors, bytes and seconds.
+// A missing base parameter or a size mismatch is an InputError naming the directory and tensor.
+ParamMaterializer CheckpointMaterializer(std::shared_ptr<const checkpoint::HfCheckpoint> ckpt, ParamMaterializer fallback,
+                                         std::shared_ptr<LoadReport> report);
+
 // The named config or, for a directory, its config.json; `lora` applied, weights loaded or
 // initialised from `seed`.
 std::unique_ptr<LlamaForCausalLM> BuildLlamaFromSource(const std::string& model_source, const LoraConfig& lora,

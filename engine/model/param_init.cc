@@ -68,4 +68,16 @@ ParamMaterializer InitMaterializer(Module& root, uint64_t seed) {
   };
 }
 
+void MaterializeParameters(Module& root, const Materialization& m) {
+  c10::NoGradGuard no_grad;
+  for (auto& p : root.named_parameters()) {
+    if (!p.slot->is_meta()) continue;
+    if (!m.fill) throw InfraError("parameter '" + p.name + "' is on the meta device and nothing materialises it");
+    const bool requires_grad = p.slot->requires_grad();
+    at::Tensor t = at::empty(p.slot->sizes(), p.slot->options().device(m.device).requires_grad(false));
+    m.fill(p.name, t.view({-1}), 0);
+    *p.slot = t.requires_grad_(requires_grad);
+  }
+}
+
 }  // namespace shardbench::model

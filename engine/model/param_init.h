@@ -34,4 +34,15 @@ std::map<std::string, ParamInit> CollectParamInits(Module& root);
 // Materialises from the modules' own initialisation with `seed`.
 ParamMaterializer InitMaterializer(Module& root, uint64_t seed);
 
+// Where and how a sharding engine materialises parameters that are still on the meta device:
+// only the elements its rank holds, on `device`.
+struct Materialization {
+  ParamMaterializer fill;  // unset: parameters must already be materialised
+  at::Device device = at::Device(at::kCPU);
+};
+
+// The unsharded engine's meta-device init: every parameter whole, on `device` (requires_grad
+// kept).
+void MaterializeParameters(Module& root, const Materialization& m);
+
 }  // namespace shardbench::model

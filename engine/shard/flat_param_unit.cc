@@ -91,16 +91,37 @@ FlatParamUnit::FlatParamUnit(UnitPlan plan, comm::Communicator* comm, FlatUnitOp
   unpadded_numel_ = layout.unpadded_numel;
   shard_numel_ = layout.shard_numel;
 
-  // Flatten (every rank holds the fully materialised model here) and keep this rank's chunk.
   c10::NoGradGuard no_grad;
-  at::Tensor full;
-  {
-    memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
-    full = at::zeros({padded_numel()}, opts);
+  const bool meta = !params_.empty() && params_.front().slot->is_meta();
+  if (meta) {
+    // Meta-device init: allocate only this rank's chunk and fill just its elements.
+    if (!options_.materialize.fill) throw InfraError("unit '" + unit_name + "': meta parameters and nothing to materialise them");
+    const at::TensorOptions on_device = opts.device(options_.materialize.device);
+    {
+      memory::ScopedCategory sharded(memory::Category::kParamsSharded);
+      flat_shard_ = at::zeros({shard_numel_}, on_device);
+    }
+    const int64_t chunk_start = rank() * shard_numel_;
+    for (auto& p : params_) {
+      const auto [start, length] = layout_.local_range(p.offset, p.numel, rank());
+      if (length > 0) options_.materialize.fill(p.name, flat_shard_.narrow(0, start, length), chunk_start + start - p.offset);
+      // The meta tensor cannot take real data: a fresh original parameter (optimizers are built
+      // after wrapping with meta init).
+      p.orig = at::empty({0}, on_device).requires_grad_(p.requires_grad);
+      *p.slot = p.orig;
+    }
+    flat_shard_.requires_grad_(requires_grad_);
+  } else {
+    // Flatten (every rank holds the fully materialised model here) and keep this rank's chunk.
+    at::Tensor full;
+    {
+      memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
+      full = at::zeros({padded_numel()}, opts);
+    }
+    for (const auto& p : params_) full.narrow(0, p.offset, p.numel).copy_(p.slot->detach().reshape({-1}));
+    memory::ScopedCategory sharded(memory::Category::kParamsSharded);
+    flat_shard_ = full.narrow(0, rank() * shard_numel_, shard_numel_).clone().requires_grad_(requires_grad_);
   }
-  for (const auto& p : params_) full.narrow(0, p.offset, p.numel).copy_(p.slot->detach().reshape({-1}));
-  memory::ScopedCategory sharded(memory::Category::kParamsSharded);
-  flat_shard_ = full.narrow(0, rank() * shard_numel_, shard_numel_).clone().requires_grad_(requires_grad_);
   use_sharded_views();
 }
 

@@ -41,6 +41,7 @@ struct FlatUnitOptions {
   ByteGauge* unsharded_bytes = nullptr;       // optional: current/peak unsharded buffer bytes
   ByteGauge* unsharded_grad_bytes = nullptr;  // optional: full-buffer gradients awaiting reduce-scatter
   MixedPrecision mixed_precision;             // gather/compute and reduce dtypes
+  model::Materialization materialize;         // for params still on the meta device
 };
 
 struct FlatParamSlot {

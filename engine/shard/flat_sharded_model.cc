@@ -10,6 +10,7 @@ FlatShardedModel::FlatShardedModel(model::LlamaForCausalLM& model, comm::Communi
     unit_options.use_orig_params = options.use_orig_params;
     unit_options.reshard_after_forward = options.reshard_after_forward;
     unit_options.mixed_precision = options.mixed_precision;
+    unit_options.materialize = options.materialize;
     unit_options.is_root = plan.module == &model;
     unit_options.unsharded_bytes = &unsharded_bytes_;
     unit_options.unsharded_grad_bytes = &unsharded_grad_bytes_;

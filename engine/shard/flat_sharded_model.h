@@ -20,6 +20,7 @@ struct FlatShardingOptions {
   bool use_orig_params = true;
   bool reshard_after_forward = true;
   MixedPrecision mixed_precision;
+  model::Materialization materialize;  // meta-device init: each rank fills only its elements
 };
 
 // Bytes this rank holds, exact (DESIGN.md memory categories).

@@ -9,6 +9,7 @@ PerParamShardedModel::PerParamShardedModel(model::LlamaForCausalLM& model, comm:
     PerParamUnitOptions o;
     o.reshard_after_forward = options.reshard_after_forward;
     o.mixed_precision = options.mixed_precision;
+    o.materialize = options.materialize;
     o.is_root = plan.module == &model;
     o.unsharded_bytes = &unsharded_bytes_;
     o.unsharded_grad_bytes = &unsharded_grad_bytes_;

@@ -22,6 +22,7 @@ struct PerParamShardingOptions {
   WrapPolicy policy;
   bool reshard_after_forward = true;
   MixedPrecision mixed_precision;
+  model::Materialization materialize;  // meta-device init: each rank fills only its elements
 };
 
 class PerParamShardedModel : public model::ForwardHooks, public train::GradientSync {

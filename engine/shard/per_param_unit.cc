@@ -88,7 +88,10 @@ PerParamUnit::PerParamUnit(UnitPlan plan, comm::Communicator* comm, PerParamUnit
       p.reduce_offset = reduce_numel_;
       reduce_numel_ += p.layout.padded_numel();
     }
-    const at::TensorOptions opts = t.options().requires_grad(false);
+    // Meta-device init: the shard is allocated on the real device and only its rows are filled.
+    const bool meta = t.is_meta();
+    if (meta && !options_.materialize.fill) throw InfraError("unit '" + unit_name + "': '" + np.name + "' is on the meta device and nothing materialises it");
+    const at::TensorOptions opts = t.options().requires_grad(false).device(meta ? options_.materialize.device : t.device());
     gather_options_ = opts.dtype(options_.mixed_precision.gather(first.scalar_type()));
     reduce_options_ = opts.dtype(options_.mixed_precision.reduce(first.scalar_type()));
     const int64_t n = p.layout.local_rows(rank());
@@ -96,7 +99,10 @@ PerParamUnit::PerParamUnit(UnitPlan plan, comm::Communicator* comm, PerParamUnit
       memory::ScopedCategory sharded(memory::Category::kParamsSharded);
       p.padded = at::zeros(PaddedShape(p.shape, p.layout), opts);
     }
-    if (n > 0) {
+    if (meta) {
+      options_.materialize.fill(p.name, p.padded.view({-1}).narrow(0, 0, n * p.layout.row_numel),
+                                p.layout.first_row(rank()) * p.layout.row_numel);
+    } else if (n > 0) {
       p.padded.view({p.layout.rows_per_rank, p.layout.row_numel})
           .narrow(0, 0, n)
           .copy_(t.detach().reshape({p.layout.rows, p.layout.row_numel}).narrow(0, p.layout.first_row(rank()), n));

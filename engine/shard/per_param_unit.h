@@ -39,6 +39,7 @@ struct PerParamUnitOptions {
   ByteGauge* unsharded_bytes = nullptr;       // unsharded parameters alive
   ByteGauge* unsharded_grad_bytes = nullptr;  // full gradients waiting for their reduce-scatter
   MixedPrecision mixed_precision;             // gather/compute and reduce dtypes
+  model::Materialization materialize;         // for params still on the meta device
 };
 
 struct ShardedParam {
