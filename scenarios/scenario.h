@@ -94,6 +94,9 @@ struct Scenario {
   // Recompute each decoder layer's forward in backward instead of keeping its activations
   // (applied to the layer inside its sharding unit, as FSDP(checkpoint_wrapper(layer))).
   bool activation_checkpointing = false;
+  // eager: every rank builds and initialises (or loads) the whole model, then shards it.
+  // meta: built on the meta device; each rank materialises only its shard (init or checkpoint).
+  std::string init = "eager";
   OptimizerConfig optimizer;
   TrainConfig train;
   CheckpointConfig checkpoint;

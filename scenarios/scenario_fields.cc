@@ -110,6 +110,7 @@ std::vector<ScenarioField> BuildFields() {
                   [](Scenario& s) -> std::string& { return s.mixed_precision.param_dtype; }),
       ChoiceField("mixed_precision.reduce_dtype", {"fp32", "bf16", "fp16"},
                   [](Scenario& s) -> std::string& { return s.mixed_precision.reduce_dtype; }),
+      ChoiceField("init", {"eager", "meta"}, [](Scenario& s) -> std::string& { return s.init; }),
       BoolField("activation_checkpointing", [](Scenario& s) -> bool& { return s.activation_checkpointing; }),
       ChoiceField("optimizer.impl", {"for_loop", "foreach", "fused"}, [](Scenario& s) -> std::string& { return s.optimizer.impl; }),
       ChoiceField("optimizer.build", {"after_wrap", "before_wrap"}, [](Scenario& s) -> std::string& { return s.optimizer.build; }),

@@ -111,6 +111,10 @@ void ValidateScenario(const Scenario& s) {
                      "adapters' own units would be gathered again inside the recomputed layer (use "
                      "transformer_block, size or none)");
   }
+  if (s.init == "meta" && s.optimizer.build == "before_wrap") {
+    throw InputError(src + ": init=meta builds parameters only when the engine materialises them: "
+                     "optimizer.build must be after_wrap");
+  }
   const auto& ck = s.checkpoint;
   if ((s.checks.state_dict_roundtrip || s.checks.resume) && ck.type == "none") {
     throw InputError(src + ": checks.state_dict_roundtrip and checks.resume need a checkpoint: set checkpoint.type to "

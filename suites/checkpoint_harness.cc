@@ -78,8 +78,9 @@ std::vector<Check> CheckpointHarness::run_checks(const std::vector<double>& run_
   const bool adapter = kind == checkpoint::StateDictKind::kAdapter;
   // A fresh model with other weights, so nothing matches by accident; an adapter is loaded over
   // the same base it was trained on (it holds nothing else).
-  auto model = recipe.build_model(adapter ? s_.train.seed : s_.train.seed + 1);
-  EngineUnderTest fresh(s_, *model, comm_);
+  BuiltModel built = recipe.build_model(adapter ? s_.train.seed : s_.train.seed + 1);
+  auto& model = built.model;
+  EngineUnderTest fresh(s_, *model, comm_, built.materialize);
   checkpoint::StateDictTarget target = fresh.state_dict_target();
   if (adapter) target.optimizer = nullptr;
   checkpoint::LoadOptions lenient;

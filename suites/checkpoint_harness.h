@@ -17,6 +17,7 @@
 #include "reporters/run_result.h"
 #include "scenarios/scenario.h"
 #include "suites/engine_setup.h"
+#include "suites/model_source.h"
 
 namespace shardbench {
 
@@ -29,7 +30,7 @@ struct CheckpointMeasures {
 
 // How the runner builds a model (same source, LoRA and device) and a step's micro-batches.
 struct RunRecipe {
-  std::function<std::unique_ptr<model::LlamaForCausalLM>(uint64_t seed)> build_model;
+  std::function<BuiltModel(uint64_t seed)> build_model;
   std::function<std::vector<model::Batch>(int64_t step)> batches;
 };
 

@@ -32,7 +32,8 @@ shard::MixedPrecision MixedPrecisionFor(const Scenario& s) {
   return mp;
 }
 
-EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& model, comm::Communicator* comm)
+EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& model, comm::Communicator* comm,
+                                 const model::Materialization& materialize)
     : model_(model), comm_(comm), engine_name_(s.engine) {
   for (auto& p : model.named_parameters()) trainable_.push_back({p.name, p.slot->requires_grad()});
   // Checkpointing first, then sharding around it.
@@ -49,16 +50,20 @@ EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& mod
     o.use_orig_params = s.sharding.use_orig_params;
     o.reshard_after_forward = s.sharding.reshard_after_forward;
     o.mixed_precision = MixedPrecisionFor(s);
+    o.materialize = materialize;
     flat_ = std::make_unique<shard::FlatShardedModel>(model, comm, o);
   } else if (s.engine == "per_param") {
     shard::PerParamShardingOptions o;
     o.policy = shard::ParseWrapPolicy(s.sharding.wrap_policy, s.sharding.min_params);
     o.reshard_after_forward = s.sharding.reshard_after_forward;
     o.mixed_precision = MixedPrecisionFor(s);
+    o.materialize = materialize;
     per_param_ = std::make_unique<shard::PerParamShardedModel>(model, comm, o);
   } else {
+    model::MaterializeParameters(model, materialize);
     all_reduce_ = std::make_unique<train::AllReduceGradients>(model, comm);
   }
+  model::MaterializeBuffers(model, materialize.device);
   if (!optimizer_) {
     const auto params = flat_        ? flat_->named_parameters()
                         : per_param_ ? per_param_->named_parameters()

@@ -38,7 +38,10 @@ struct EngineMemory {
 
 class EngineUnderTest {
  public:
-  EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& model, comm::Communicator* comm);
+  // `materialize`: for a model still on the meta device (init=meta); buffers are materialised
+  // after the engine is set up.
+  EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& model, comm::Communicator* comm,
+                  const model::Materialization& materialize = {});
 
   optim::AdamW& optimizer() { return *optimizer_; }
   train::GradientSync* sync();

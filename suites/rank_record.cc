@@ -10,7 +10,7 @@
 namespace shardbench {
 namespace {
 constexpr size_t kCollectives = static_cast<size_t>(comm::Collective::kCount);
-constexpr size_t kScalars = 21;
+constexpr size_t kScalars = 22;
 constexpr size_t kCategories = memory::kCategories;
 
 double Max(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
@@ -43,7 +43,8 @@ std::vector<double> RankRecord::pack() const {
   for (double x : {init_seconds, construct_seconds, load_seconds, shard_seconds, time_to_first_step, param_bytes, params_sharded_bytes,
                    params_unsharded_peak_bytes, grad_bytes, grads_unsharded_peak_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read,
                    tracked_peak, device_allocated_peak, device_reserved_peak, checkpoint_save_seconds,
-                   checkpoint_load_seconds, checkpoint_bytes, checkpoint_bytes_total, checkpoint_save_peak_bytes}) {
+                   checkpoint_load_seconds, checkpoint_bytes, checkpoint_bytes_total, checkpoint_save_peak_bytes,
+                   init_peak_bytes}) {
     out.push_back(x);
   }
   for (const auto* v : {&comm_counts, &comm_bytes, &comm_seconds}) {
@@ -70,7 +71,8 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
                     &r.grads_unsharded_peak_bytes, &r.optim_state_bytes,
                     &r.rss_peak_bytes, &r.checkpoint_bytes_read, &r.tracked_peak, &r.device_allocated_peak,
                     &r.device_reserved_peak, &r.checkpoint_save_seconds, &r.checkpoint_load_seconds,
-                    &r.checkpoint_bytes, &r.checkpoint_bytes_total, &r.checkpoint_save_peak_bytes}) {
+                    &r.checkpoint_bytes, &r.checkpoint_bytes_total, &r.checkpoint_save_peak_bytes,
+                    &r.init_peak_bytes}) {
     *x = p[i++];
   }
   for (auto* v : {&r.comm_counts, &r.comm_bytes, &r.comm_seconds}) {
@@ -81,7 +83,7 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
     v->assign(p.begin() + i, p.begin() + i + kCategories);
     i += kCategories;
   }
-  static_assert(kScalars == 21, "keep pack/unpack in step");
+  static_assert(kScalars == 22, "keep pack/unpack in step");
   return r;
 }
 
@@ -162,6 +164,7 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
                       per_rank([](const RankRecord& r) { return r.grads_unsharded_peak_bytes; })));
   out.push_back(Exact("optim_state_bytes", "bytes", per_rank([](const RankRecord& r) { return r.optim_state_bytes; })));
   out.push_back(Exact("peak_allocated", "bytes", per_rank([](const RankRecord& r) { return r.tracked_peak; })));
+  out.push_back(Exact("init_peak_bytes", "bytes", per_rank([](const RankRecord& r) { return r.init_peak_bytes; })));
   out.push_back(Exact("checkpoint_bytes_read", "bytes", per_rank([](const RankRecord& r) { return r.checkpoint_bytes_read; })));
   {
     auto v = per_rank([](const RankRecord& r) { return r.rss_peak_bytes; });

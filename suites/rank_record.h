@@ -25,6 +25,7 @@ struct RankRecord {
   // of the whole checkpoint, tracked host bytes the save allocated at its peak.
   double checkpoint_save_seconds = -1, checkpoint_load_seconds = -1, checkpoint_bytes = -1;
   double checkpoint_bytes_total = -1, checkpoint_save_peak_bytes = -1;
+  double init_peak_bytes = 0;  // tracked host peak of building, loading and sharding the model
   std::vector<double> comm_counts, comm_bytes, comm_seconds;  // per Collective
   // From the tracking allocator over the measured steps (bytes): overall peak, the breakdown
   // at that peak, and each category's own peak, per memory::Category.

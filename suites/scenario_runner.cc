@@ -14,6 +14,7 @@
 #include "reporters/provenance.h"
 #include "scenarios/scenario_parser.h"
 #include "suites/checkpoint_harness.h"
+#include "suites/model_source.h"
 #include "suites/engine_setup.h"
 #include "engine/common/failpoints.h"
 #include "suites/memory_plan.h"
@@ -69,15 +70,12 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   const at::Device device = s.device() == "cuda" ? at::Device(at::kCUDA, static_cast<int8_t>(env.local_rank))
                                                  : at::Device(at::kCPU);
 
-  // 2. Build the whole model on every rank (named config, or an HF checkpoint directory).
+  // 2. Build the model on every rank (named config, or an HF checkpoint directory): whole
+  //    (init=eager), or on the meta device for the engine to materialise shard by shard.
   const auto t_construct = Clock::now();
-  model::LoadReport load;
-  auto build_model = [&](uint64_t seed) {
-    memory::ScopedCategory whole_model(memory::Category::kParamsUnsharded);
-    return model::BuildLlamaFromSource(s.model, s.lora, seed, at::TensorOptions().device(device), &load);
-  };
-  std::unique_ptr<model::LlamaForCausalLM> llama = build_model(s.train.seed);
-  const double construct_s = Since(t_construct) - load.seconds;  // allocate + initialise
+  BuiltModel built = BuildScenarioModel(s, s.train.seed, device);
+  std::unique_ptr<model::LlamaForCausalLM>& llama = built.model;
+  const double construct_s = Since(t_construct) - built.load->seconds;  // allocate + initialise
   const int64_t params_total = model::CountParameters(*llama, false);
   const int64_t params_trainable = model::CountParameters(*llama, true);
   int64_t trainable_bytes = 0;
@@ -87,8 +85,12 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
 
   // 3. The engine under test (reference or flat), and its optimizer before or after wrapping.
   const auto t_shard = Clock::now();
-  EngineUnderTest engine(s, *llama, comm.get());
-  const double shard_s = Since(t_shard);
+  const double load_before_shard = built.load->seconds;
+  EngineUnderTest engine(s, *llama, comm.get(), built.materialize);
+  const double shard_s = Since(t_shard) - (built.load->seconds - load_before_shard);  // meta: reads counted as load
+  // Init's own peak (catalog case 3): building, loading and sharding, before the harness's
+  // fingerprints and the first step.
+  const double init_peak = static_cast<double>(memory::Snapshot().peak);
   auto before = engine.fingerprints();
   const double init_s = Since(t_start);
 
@@ -110,6 +112,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   };
   CheckpointHarness checkpoint(s, options.checkpoint_dir, comm.get());
   RankRecord rec(total);
+  rec.init_peak_bytes = init_peak;  // everything before step 1
   for (int64_t step = 0; step < total; ++step) {
     if (step == s.train.warmup_steps) {  // counts and peaks cover measured steps only
       if (comm) comm->reset_stats();
@@ -136,7 +139,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   const EngineMemory mem = engine.memory();
   rec.init_seconds = init_s;
   rec.construct_seconds = construct_s;
-  rec.load_seconds = load.seconds;
+  rec.load_seconds = built.load->seconds;
   rec.shard_seconds = shard_s;
   rec.param_bytes = static_cast<double>(mem.params_sharded + mem.params_unsharded);
   rec.params_sharded_bytes = static_cast<double>(mem.params_sharded);
@@ -145,7 +148,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   rec.grads_unsharded_peak_bytes = static_cast<double>(mem.grads_unsharded_peak);
   rec.optim_state_bytes = static_cast<double>(mem.optim_state);
   rec.rss_peak_bytes = static_cast<double>(HostRssPeakBytes());
-  rec.checkpoint_bytes_read = static_cast<double>(load.bytes_read);
+  rec.checkpoint_bytes_read = static_cast<double>(built.load->bytes_read);
   if (comm) rec.set_comm(comm->stats());
   memory::MemoryStats tracked = memory::Snapshot();
   // A save reset the peaks around itself; a save during warmup precedes the measured window.
@@ -165,7 +168,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
 
   // Checkpoint checks: a fresh model and engine load what was saved (and resume from it).
   const std::vector<Check> checkpoint_checks =
-      checkpoint.run_checks(rec.loss, {[&](uint64_t seed) { return build_model(seed); }, batches});
+      checkpoint.run_checks(rec.loss, {[&](uint64_t seed) { return BuildScenarioModel(s, seed, device); }, batches});
   checkpoint.finish();
   const CheckpointMeasures& cm = checkpoint.measures();
   rec.checkpoint_save_seconds = cm.save_seconds;

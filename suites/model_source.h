@@ -1,0 +1,24 @@
+// The scenario's model as the runner builds it: eagerly (every rank allocates and initialises
+// or loads the whole model, then the engine shards it) or on the meta device (nothing
+// allocated; the engine materialises only each rank's shard, from the modules' init or the
+// checkpoint's rows), the torchtune/FSDP2 recipe.
+#pragma once
+
+#include <memory>
+
+#include "engine/model/hf_weights.h"
+#include "engine/model/llama.h"
+#include "engine/model/param_init.h"
+#include "scenarios/scenario.h"
+
+namespace shardbench {
+
+struct BuiltModel {
+  std::unique_ptr<model::LlamaForCausalLM> model;
+  model::Materialization materialize;  // meta init: how the engine fills its shard
+  std::shared_ptr<model::LoadReport> load = std::make_shared<model::LoadReport>();  // checkpoint reads
+};
+
+BuiltModel BuildScenarioModel(const Scenario& s, uint64_t seed, const at::Device& device);
+
+}  // namespace shardbench
