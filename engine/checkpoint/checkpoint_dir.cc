@@ -43,6 +43,12 @@ void SwapIntoPlace(const fs::path& staging, const fs::path& target) {
 
 }  // namespace
 
+std::string RankFileName(const std::string& prefix, int rank, int world_size) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "-%05d-of-%05d.safetensors", rank, world_size);
+  return prefix + name;
+}
+
 bool CrashBeforeManifestRequested() {
   const char* v = std::getenv("SHARDBENCH_CRASH_BEFORE_MANIFEST");
   return v && std::string(v) == "1";

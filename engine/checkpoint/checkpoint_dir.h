@@ -54,6 +54,9 @@ class CheckpointWriter {
 // any. InputError naming the directory, the file and what was expected otherwise.
 Manifest OpenVerifiedCheckpoint(const std::string& dir, const std::string& kind, comm::Communicator* comm);
 
+// "<prefix>-RRRRR-of-WWWWW.safetensors": the file rank R of W writes in a per-rank checkpoint.
+std::string RankFileName(const std::string& prefix, int rank, int world_size);
+
 // Named switch for tests of the crash guarantee: SHARDBENCH_CRASH_BEFORE_MANIFEST=1 makes rank
 // 0 exit (as if killed) after every rank's files are written and before the manifest.
 bool CrashBeforeManifestRequested();

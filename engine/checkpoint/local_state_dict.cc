@@ -18,12 +18,6 @@
 namespace shardbench::checkpoint {
 namespace {
 
-std::string LocalFileName(int rank, int world_size) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "local-%05d-of-%05d.safetensors", rank, world_size);
-  return name;
-}
-
 // What this rank holds, as-is: (key, tensor) for parameters and (key prefix, owner) for the
 // tensors the optimizer holds.
 struct LocalTensors {
@@ -128,7 +122,7 @@ std::string LayoutDifference(const nlohmann::json& saved, const nlohmann::json& 
 
 SaveReport SaveLocal(const StateDictTarget& target, const std::string& dir) {
   CheckpointWriter writer(dir, target.comm);
-  const std::string file = LocalFileName(target.rank(), target.world_size());
+  const std::string file = RankFileName("local", target.rank(), target.world_size());
   SaveReport r;
   AgreeOnErrors(target.comm, [&] {
     const LocalTensors local = Collect(target);
@@ -159,7 +153,7 @@ LoadReport LoadLocal(const StateDictTarget& target, const std::string& dir, Load
     const std::string diff = LayoutDifference(m.content.value("layout", nlohmann::json::object()), Layout(target));
     if (!diff.empty()) throw InputError("LOCAL checkpoint " + dir + " does not fit this model: " + diff);
     const bool with_state = target.optimizer && m.content.contains("optimizer") && !m.content["optimizer"].is_null();
-    const auto file = SafetensorsFile::Open(dir + "/" + LocalFileName(target.rank(), target.world_size()));
+    const auto file = SafetensorsFile::Open(dir + "/" + RankFileName("local", target.rank(), target.world_size()));
     const LocalTensors local = Collect(target);
     std::vector<std::string> expected, present;
     for (const auto& [key, t] : local.params) expected.push_back(key);

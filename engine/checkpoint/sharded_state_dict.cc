@@ -15,21 +15,11 @@
 #include "engine/common/failpoints.h"
 
 namespace shardbench::checkpoint {
-namespace {
-
-std::string ShardFileName(int rank, int world_size) {
-  char name[64];
-  std::snprintf(name, sizeof(name), "shard-%05d-of-%05d.safetensors", rank, world_size);
-  return name;
-}
-
-}  // namespace
-
 SaveReport SaveSharded(const StateDictTarget& target, const std::string& dir) {
   const int rank = target.rank(), ws = target.world_size();
   const auto pieces = target.pieces();
   CheckpointWriter writer(dir, target.comm);
-  const std::string file = ShardFileName(rank, ws);
+  const std::string file = RankFileName("shard", rank, ws);
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   PieceIndex index;
   auto put = [&](const std::string& key, const std::vector<int64_t>& shape, const at::Tensor& t, int64_t begin) {
