@@ -32,6 +32,9 @@ struct ShardingConfig {
   std::string wrap_policy = "transformer_block";  // transformer_block | lora_separate | size | none
   int64_t min_params = 100000000;          // wrap_policy=size: params a unit needs (FSDP's 1e8)
   bool reshard_after_forward = true;       // false: SHARD_GRAD_OP
+  // per_param only (not built for flat yet): all-gather the next unit while this one computes.
+  bool forward_prefetch = false;
+  bool backward_prefetch = false;
 };
 
 // FSDP MixedPrecision (engines flat and per_param): params gathered and used in param_dtype,

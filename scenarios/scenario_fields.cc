@@ -105,6 +105,8 @@ std::vector<ScenarioField> BuildFields() {
       ChoiceField("sharding.wrap_policy", {"transformer_block", "lora_separate", "size", "none"},
                   [](Scenario& s) -> std::string& { return s.sharding.wrap_policy; }),
       IntField("sharding.min_params", 1, [](Scenario& s) -> int64_t& { return s.sharding.min_params; }),
+      BoolField("sharding.forward_prefetch", [](Scenario& s) -> bool& { return s.sharding.forward_prefetch; }),
+      BoolField("sharding.backward_prefetch", [](Scenario& s) -> bool& { return s.sharding.backward_prefetch; }),
       BoolField("sharding.reshard_after_forward", [](Scenario& s) -> bool& { return s.sharding.reshard_after_forward; }),
       ChoiceField("mixed_precision.param_dtype", {"fp32", "bf16", "fp16"},
                   [](Scenario& s) -> std::string& { return s.mixed_precision.param_dtype; }),

@@ -115,6 +115,10 @@ void ValidateScenario(const Scenario& s) {
     throw InputError(src + ": init=meta builds parameters only when the engine materialises them: "
                      "optimizer.build must be after_wrap");
   }
+  if ((s.sharding.forward_prefetch || s.sharding.backward_prefetch) && s.engine != "per_param") {
+    throw InputError(src + ": sharding.forward_prefetch/backward_prefetch are built for engine=per_param only "
+                     "(engine is " + s.engine + ")");
+  }
   const auto& ck = s.checkpoint;
   if ((s.checks.state_dict_roundtrip || s.checks.resume) && ck.type == "none") {
     throw InputError(src + ": checks.state_dict_roundtrip and checks.resume need a checkpoint: set checkpoint.type to "

@@ -58,6 +58,8 @@ EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& mod
     o.reshard_after_forward = s.sharding.reshard_after_forward;
     o.mixed_precision = MixedPrecisionFor(s);
     o.materialize = materialize;
+    o.forward_prefetch = s.sharding.forward_prefetch;
+    o.backward_prefetch = s.sharding.backward_prefetch;
     per_param_ = std::make_unique<shard::PerParamShardedModel>(model, comm, o);
   } else {
     model::MaterializeParameters(model, materialize);

@@ -54,6 +54,13 @@ INSTANTIATE_TEST_SUITE_P(WorldSizes, PerParamCommBytes,
                          ::testing::Combine(::testing::Values(2, 3),
                                             ::testing::Values("transformer_block", "lora_separate")));
 
+TEST(PerParamPrefetch, SameCollectivesAndLossesOneMoreUnitAtThePeak) {
+  for (int ws : {2, 3}) {
+    auto run = testing::RunRankWorker(ws, {"prefetch"});
+    EXPECT_TRUE(run.result.ok) << "ws=" << ws << "\n" << testing::Describe(run);
+  }
+}
+
 class MixedPrecision : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 
 TEST_P(MixedPrecision, Bf16ComputeFp32MasterExactBytesByDtype) {

@@ -4,12 +4,17 @@ namespace shardbench::shard {
 
 PerParamShardedModel::PerParamShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
                                            PerParamShardingOptions options)
-    : model_(model) {
+    : model_(model), options_(options) {
   for (auto& plan : PlanUnits(model, options.policy)) {
     PerParamUnitOptions o;
     o.reshard_after_forward = options.reshard_after_forward;
     o.mixed_precision = options.mixed_precision;
     o.materialize = options.materialize;
+    if (options.backward_prefetch) {
+      o.after_backward_unshard = [this](PerParamUnit& unit) {
+        if (PerParamUnit* next = neighbour(&unit, -1)) next->prefetch_for_backward();
+      };
+    }
     o.is_root = plan.module == &model;
     o.unsharded_bytes = &unsharded_bytes_;
     o.unsharded_grad_bytes = &unsharded_grad_bytes_;
@@ -34,7 +39,30 @@ std::vector<model::NamedTensor> PerParamShardedModel::named_parameters() {
 }
 
 void PerParamShardedModel::pre_forward(model::Module& module, at::ArrayRef<at::Tensor> inputs) {
-  by_module_.at(&module)->pre_forward(inputs);
+  PerParamUnit* unit = by_module_.at(&module);
+  unit->pre_forward(inputs);
+  if (!order_known_) {
+    // Every iteration starts at the root: seeing it again means the order is complete.
+    if (!order_.empty() && unit == order_.front()) {
+      order_known_ = true;
+    } else {
+      order_.push_back(unit);
+      return;
+    }
+  }
+  if (options_.forward_prefetch) {
+    if (PerParamUnit* next = neighbour(unit, +1)) next->prefetch_for_forward();
+  }
+}
+
+PerParamUnit* PerParamShardedModel::neighbour(const PerParamUnit* unit, int direction) const {
+  if (!order_known_) return nullptr;
+  for (size_t i = 0; i < order_.size(); ++i) {
+    if (order_[i] != unit) continue;
+    const size_t j = i + direction;
+    return j < order_.size() ? order_[j] : nullptr;  // wraps to SIZE_MAX below 0
+  }
+  return nullptr;
 }
 
 at::Tensor PerParamShardedModel::post_forward(model::Module& module, at::Tensor output) {

@@ -23,6 +23,11 @@ struct PerParamShardingOptions {
   bool reshard_after_forward = true;
   MixedPrecision mixed_precision;
   model::Materialization materialize;  // meta-device init: each rank fills only its elements
+  // Explicit prefetch (FSDP2's set_modules_to_forward/backward_prefetch with the next unit in
+  // execution order, recorded during the first forward): start the next unit's all-gather
+  // while the current one computes. Costs one more unit's unsharded params at a time.
+  bool forward_prefetch = false;
+  bool backward_prefetch = false;
 };
 
 class PerParamShardedModel : public model::ForwardHooks, public train::GradientSync {
@@ -53,7 +58,14 @@ class PerParamShardedModel : public model::ForwardHooks, public train::GradientS
   const std::vector<std::unique_ptr<PerParamUnit>>& units() const { return units_; }
 
  private:
+  // The next unit to run after `unit` in forward (+1) or backward (-1) order; null if none or
+  // the order is not known yet (first iteration).
+  PerParamUnit* neighbour(const PerParamUnit* unit, int direction) const;
+
   model::LlamaForCausalLM& model_;
+  PerParamShardingOptions options_;
+  std::vector<PerParamUnit*> order_;  // forward execution order, recorded once
+  bool order_known_ = false;
   std::vector<std::unique_ptr<PerParamUnit>> units_;
   std::map<model::Module*, PerParamUnit*> by_module_;
   ByteGauge unsharded_bytes_;

@@ -131,20 +131,17 @@ void PerParamUnit::use_unsharded() {
 }
 
 namespace {
-// All-gather every param's padded rows of `params` (one collective) and copy each param's real
-// rows into dst[i] (contiguous, the param's shape).
-void GatherInto(const std::vector<ShardedParam>& params, const std::vector<at::Tensor>& dst, int64_t gather_numel,
-                comm::Communicator* comm, const at::TensorOptions& opts) {
-  const int ws = comm ? comm->world_size() : 1;
-  if (ws == 1) {
-    for (size_t i = 0; i < params.size(); ++i) dst[i].view({-1}).copy_(params[i].padded.view({-1}).narrow(0, 0, dst[i].numel()));
-    return;
-  }
+// Copy-in: every param's padded rows, one after the other (the all-gather's input).
+at::Tensor CopyIn(const std::vector<ShardedParam>& params, int64_t gather_numel, const at::TensorOptions& opts) {
   memory::ScopedCategory buffers(memory::Category::kCommBuffers);
   at::Tensor in = at::empty({gather_numel}, opts);
   for (const auto& p : params) in.narrow(0, p.gather_offset, p.layout.padded_numel()).copy_(p.padded.view({-1}));
-  at::Tensor out = at::empty({gather_numel * ws}, opts);
-  comm->all_gather(out, in);
+  return in;
+}
+
+// Copy-out: each param's real rows from every rank's segment of the all-gather's output.
+void CopyOut(const std::vector<ShardedParam>& params, const std::vector<at::Tensor>& dst, const at::Tensor& out,
+             int64_t gather_numel, int ws) {
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& l = params[i].layout;
     const at::Tensor rows = dst[i].view({l.rows, l.row_numel});
@@ -156,10 +153,37 @@ void GatherInto(const std::vector<ShardedParam>& params, const std::vector<at::T
     }
   }
 }
+
+// All-gather every param's padded rows of `params` (one collective) and copy each param's real
+// rows into dst[i] (contiguous, the param's shape).
+void GatherInto(const std::vector<ShardedParam>& params, const std::vector<at::Tensor>& dst, int64_t gather_numel,
+                comm::Communicator* comm, const at::TensorOptions& opts) {
+  const int ws = comm ? comm->world_size() : 1;
+  if (ws == 1) {
+    for (size_t i = 0; i < params.size(); ++i) dst[i].view({-1}).copy_(params[i].padded.view({-1}).narrow(0, 0, dst[i].numel()));
+    return;
+  }
+  at::Tensor in = CopyIn(params, gather_numel, opts);
+  at::Tensor out;
+  {
+    memory::ScopedCategory buffers(memory::Category::kCommBuffers);
+    out = at::empty({gather_numel * ws}, opts);
+  }
+  comm->all_gather(out, in);
+  CopyOut(params, dst, out, gather_numel, ws);
+}
 }  // namespace
 
 void PerParamUnit::unshard() {
-  if (unsharded_ || params_.empty()) return;
+  if (pending_gather_) {
+    finish_pending_gather();
+    return;
+  }
+  start_unshard(/*async=*/false);
+}
+
+void PerParamUnit::start_unshard(bool async) {
+  if (unsharded_ || pending_gather_ || params_.empty()) return;
   c10::NoGradGuard no_grad;
   std::vector<at::Tensor> dst;
   {
@@ -170,11 +194,38 @@ void PerParamUnit::unshard() {
     }
   }
   if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
-  GatherInto(params_, dst, gather_numel_, comm_, gather_options_);
   unsharded_ = true;
+  if (!async || world_size() == 1) {
+    GatherInto(params_, dst, gather_numel_, comm_, gather_options_);
+    return;
+  }
+  PendingGather g;
+  g.in = CopyIn(params_, gather_numel_, gather_options_);
+  {
+    memory::ScopedCategory buffers(memory::Category::kCommBuffers);
+    g.out = at::empty({gather_numel_ * world_size()}, gather_options_);
+  }
+  g.work = comm_->all_gather_async(g.out, g.in);
+  g.dst = std::move(dst);
+  pending_gather_ = std::move(g);
+}
+
+void PerParamUnit::finish_pending_gather() {
+  c10::NoGradGuard no_grad;
+  PendingGather g = std::move(*pending_gather_);
+  pending_gather_.reset();
+  g.work->wait();
+  CopyOut(params_, g.dst, g.out, gather_numel_, world_size());
+}
+
+void PerParamUnit::prefetch_for_forward() { start_unshard(/*async=*/true); }
+
+void PerParamUnit::prefetch_for_backward() {
+  if (needs_backward_unshard_) start_unshard(/*async=*/true);
 }
 
 void PerParamUnit::free_unsharded() {
+  if (pending_gather_) finish_pending_gather();  // never free storage a collective still writes
   if (!unsharded_) return;
   if (options_.unsharded_bytes) options_.unsharded_bytes->sub(full_bytes());
   for (auto& p : params_) FreeStorage(p.unsharded);
@@ -217,8 +268,9 @@ at::Tensor PerParamUnit::post_forward(at::Tensor output) {
 
 void PerParamUnit::unshard_for_backward() {
   if (!needs_backward_unshard_) return;
-  unshard();  // refills the same storages
+  unshard();  // refills the same storages (or completes their prefetch)
   needs_backward_unshard_ = false;
+  if (options_.after_backward_unshard) options_.after_backward_unshard(*this);
 }
 
 void PerParamUnit::prepare_recompute() {

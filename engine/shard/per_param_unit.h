@@ -22,6 +22,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,8 @@
 
 namespace shardbench::shard {
 
+class PerParamUnit;
+
 struct PerParamUnitOptions {
   bool reshard_after_forward = true;
   bool is_root = false;
@@ -40,6 +44,8 @@ struct PerParamUnitOptions {
   ByteGauge* unsharded_grad_bytes = nullptr;  // full gradients waiting for their reduce-scatter
   MixedPrecision mixed_precision;             // gather/compute and reduce dtypes
   model::Materialization materialize;         // for params still on the meta device
+  // Called once this unit has re-gathered for its backward (backward prefetch hooks in here).
+  std::function<void(PerParamUnit&)> after_backward_unshard;
 };
 
 struct ShardedParam {
@@ -90,12 +96,18 @@ class PerParamUnit {
   // Called by the autograd functions: an unsharded param's gradient; the unit's backward begins.
   void accept_grad(size_t index, const at::Tensor& grad);
   void unshard_for_backward();
+  // Prefetch: start this unit's all-gather now (asynchronously, overlapping whatever runs
+  // next); the copy-out happens when the unit is used. No-op when already gathered or pending.
+  void prefetch_for_forward();
+  void prefetch_for_backward();  // only if the unit was resharded after forward
   // Activation checkpointing re-runs the module in backward (grad mode on): the module's slots
   // become the gathered params again, connected to autograd so their gradients reach us.
   void prepare_recompute();
 
  private:
-  void unshard();          // all-gather into the unsharded storages
+  void unshard();          // all-gather into the unsharded storages (completes a prefetch)
+  void start_unshard(bool async);
+  void finish_pending_gather();
   void use_unsharded();    // module slots -> unsharded params (autograd-connected when trainable)
   void use_sharded();      // module slots -> sharded params
   void free_unsharded();
@@ -115,6 +127,12 @@ class PerParamUnit {
   bool has_pending_grads_ = false;
   int pending_input_grads_ = 0;
   std::vector<at::Tensor> grad_buffers_;  // reduce-scatter outputs the sharded grads view
+  struct PendingGather {
+    at::Tensor in, out;
+    comm::WorkHandle work;
+    std::vector<at::Tensor> dst;
+  };
+  std::optional<PendingGather> pending_gather_;  // a prefetched all-gather in flight
 };
 
 }  // namespace shardbench::shard
