@@ -38,6 +38,28 @@ struct Case {
   int world, rank;
 };
 
+// The memory model's prediction for one case's rank under `engine`.
+memory::MemoryPrediction Predict(const Case& c, const std::string& engine) {
+  memory::MemoryModelInput in;
+  in.config = model::NamedLlamaConfig("tiny");
+  in.lora.enabled = c.lora;
+  in.engine = engine;
+  in.policy = shard::ParseWrapPolicy(c.policy, 20000);
+  in.use_orig_params = c.orig;
+  in.world_size = c.world;
+  in.rank = c.rank;
+  return memory::PredictMemory(in);
+}
+
+// AdamW keeps two fp32 tensors per trainable element this rank optimizes.
+int64_t OptimizerBytes(const std::vector<model::NamedTensor>& params) {
+  int64_t n = 0;
+  for (const auto& p : params) {
+    if (p.slot->requires_grad()) n += 2 * p.slot->nbytes();
+  }
+  return n;
+}
+
 class MemoryModelMatchesEngine : public ::testing::TestWithParam<Case> {};
 
 TEST_P(MemoryModelMatchesEngine, ShardsGradsAndOptimizerState) {
@@ -49,28 +71,15 @@ TEST_P(MemoryModelMatchesEngine, ShardsGradsAndOptimizerState) {
   LayoutOnlyComm comm(c.rank, c.world);
   shard::FlatShardedModel sharded(*m, &comm, {shard::ParseWrapPolicy(c.policy, 20000), c.orig, true});
 
-  int64_t shards = 0, grad_shards = 0, optim = 0;
+  int64_t shards = 0, grad_shards = 0;
   for (const auto& u : sharded.units()) {
     shards += u->sharded_param_bytes();
     if (u->requires_grad()) grad_shards += u->sharded_param_bytes();
   }
-  // AdamW keeps two fp32 tensors per trainable element this rank optimizes.
-  for (auto& p : sharded.named_parameters()) {
-    if (p.slot->requires_grad()) optim += 2 * p.slot->nbytes();
-  }
-
-  memory::MemoryModelInput in;
-  in.config = config;
-  in.lora = lora;
-  in.engine = "flat";
-  in.policy = shard::ParseWrapPolicy(c.policy, 20000);
-  in.use_orig_params = c.orig;
-  in.world_size = c.world;
-  in.rank = c.rank;
-  const auto p = memory::PredictMemory(in);
+  const auto p = Predict(c, "flat");
   EXPECT_EQ(p.params_sharded, shards);
   EXPECT_EQ(p.grads, grad_shards);
-  EXPECT_EQ(p.optim_state, optim);
+  EXPECT_EQ(p.optim_state, OptimizerBytes(sharded.named_parameters()));
   EXPECT_EQ(p.units, static_cast<int64_t>(sharded.units().size()));
 }
 
@@ -94,24 +103,14 @@ TEST_P(MemoryModelMatchesPerParamEngine, ShardsAndOptimizerState) {
   auto m = model::BuildInitializedLlama(config, lora, 1, at::TensorOptions());
   LayoutOnlyComm comm(c.rank, c.world);
   shard::PerParamShardedModel sharded(*m, &comm, {shard::ParseWrapPolicy(c.policy, 20000), true});
-  int64_t shards = 0, optim = 0, trainable_padded = 0;
+  int64_t shards = 0, trainable_padded = 0;
   for (const auto& u : sharded.units()) {
     shards += u->sharded_param_bytes();
     trainable_padded += u->reduce_numel() * 4;
   }
-  for (auto& p : sharded.named_parameters()) {
-    if (p.slot->requires_grad()) optim += 2 * p.slot->nbytes();
-  }
-  memory::MemoryModelInput in;
-  in.config = config;
-  in.lora = lora;
-  in.engine = "per_param";
-  in.policy = shard::ParseWrapPolicy(c.policy, 20000);
-  in.world_size = c.world;
-  in.rank = c.rank;
-  const auto p = memory::PredictMemory(in);
+  const auto p = Predict(c, "per_param");
   EXPECT_EQ(p.params_sharded, shards);
-  EXPECT_EQ(p.optim_state, optim);
+  EXPECT_EQ(p.optim_state, OptimizerBytes(sharded.named_parameters()));
   EXPECT_EQ(p.grads, trainable_padded);
   EXPECT_EQ(p.units, static_cast<int64_t>(sharded.units().size()));
 }
