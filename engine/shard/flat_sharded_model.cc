@@ -1,5 +1,7 @@
 #include "engine/shard/flat_sharded_model.h"
 
+#include "engine/shard/full_params.h"
+
 namespace shardbench::shard {
 
 FlatShardedModel::FlatShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
@@ -64,13 +66,7 @@ std::vector<at::Tensor> FlatShardedModel::local_grads() {
 }
 
 std::vector<std::pair<std::string, at::Tensor>> FlatShardedModel::gather_full_params() {
-  std::map<std::string, at::Tensor> by_name;
-  for (auto& u : units_) {
-    for (auto& [name, t] : u->gather_full_params()) by_name[name] = t;
-  }
-  std::vector<std::pair<std::string, at::Tensor>> out;
-  for (auto& p : model_.named_parameters()) out.push_back({p.name, by_name.at(p.name)});
-  return out;
+  return GatherInModelOrder(model_, [this](const FullParamFn& fn) { for_each_full_param(fn); });
 }
 
 void FlatShardedModel::for_each_full_param(const std::function<void(const std::string&, const at::Tensor&)>& fn) {

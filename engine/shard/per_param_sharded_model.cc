@@ -1,5 +1,7 @@
 #include "engine/shard/per_param_sharded_model.h"
 
+#include "engine/shard/full_params.h"
+
 namespace shardbench::shard {
 
 PerParamShardedModel::PerParamShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
@@ -99,11 +101,7 @@ void PerParamShardedModel::for_each_full_param(const std::function<void(const st
 }
 
 std::vector<std::pair<std::string, at::Tensor>> PerParamShardedModel::gather_full_params() {
-  std::map<std::string, at::Tensor> by_name;
-  for_each_full_param([&](const std::string& name, const at::Tensor& t) { by_name[name] = t; });
-  std::vector<std::pair<std::string, at::Tensor>> out;
-  for (auto& p : model_.named_parameters()) out.push_back({p.name, by_name.at(p.name)});
-  return out;
+  return GatherInModelOrder(model_, [this](const FullParamFn& fn) { for_each_full_param(fn); });
 }
 
 ShardBytes PerParamShardedModel::bytes() const {
