@@ -32,7 +32,8 @@ struct ShardingConfig {
   std::string wrap_policy = "transformer_block";  // transformer_block | lora_separate | size | none
   int64_t min_params = 100000000;          // wrap_policy=size: params a unit needs (FSDP's 1e8)
   bool reshard_after_forward = true;       // false: SHARD_GRAD_OP
-  // per_param only (not built for flat yet): all-gather the next unit while this one computes.
+  // flat and per_param: all-gather the next unit (forward order recorded on the first
+  // iteration; reversed in backward) while this one computes.
   bool forward_prefetch = false;
   bool backward_prefetch = false;
 };
@@ -74,6 +75,9 @@ struct ChecksConfig {
   // / world size) must not exceed this. 0 = off. Frozen params flattened with trainable ones
   // (FSDP1 use_orig_params) push it far above 1.
   double max_grad_blowup = 0.0;
+  // Every frozen parameter is stored in the dtype it was loaded in (model_dtype), not wider:
+  // the engine's held bytes by dtype are compared with what the loaded dtypes give.
+  bool frozen_dtype = false;
   // Save -> fresh model and engine -> load -> every rank's parameters and optimizer state equal
   // bit for bit to what was saved; missing/unexpected keys counted. Needs checkpoint.type.
   bool state_dict_roundtrip = false;
@@ -94,6 +98,13 @@ struct Scenario {
   std::string engine = "reference";
   ShardingConfig sharding;
   MixedPrecisionConfig mixed_precision;
+  // The dtype the weights are loaded in (Hugging Face's torch_dtype): auto (each checkpoint
+  // tensor's own dtype; fp32 for a named config, whose init computes fp32) | fp32 | bf16 | fp16.
+  // Trainable parameters are then stored as fp32 masters; frozen ones keep this dtype.
+  std::string model_dtype = "auto";
+  // Which parameters become fp32: trainable (accelerate since #3848) | all (accelerate's FSDP2
+  // before it, which also upcast the frozen base weights: accelerate#3844).
+  std::string upcast = "trainable";
   // Recompute each decoder layer's forward in backward instead of keeping its activations
   // (applied to the layer inside its sharding unit, as FSDP(checkpoint_wrapper(layer))).
   bool activation_checkpointing = false;

@@ -115,9 +115,9 @@ void ValidateScenario(const Scenario& s) {
     throw InputError(src + ": init=meta builds parameters only when the engine materialises them: "
                      "optimizer.build must be after_wrap");
   }
-  if ((s.sharding.forward_prefetch || s.sharding.backward_prefetch) && s.engine != "per_param") {
-    throw InputError(src + ": sharding.forward_prefetch/backward_prefetch are built for engine=per_param only "
-                     "(engine is " + s.engine + ")");
+  if ((s.sharding.forward_prefetch || s.sharding.backward_prefetch) && s.engine == "reference") {
+    throw InputError(src + ": sharding.forward_prefetch/backward_prefetch prefetch a sharding unit's all-gather; "
+                     "the reference engine gathers nothing (use engine=flat or per_param)");
   }
   const auto& ck = s.checkpoint;
   if ((s.checks.state_dict_roundtrip || s.checks.resume) && ck.type == "none") {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs one scenario under several engine settings, alternating them for a number of rounds
 # (so machine drift hits all alike), and prints median tokens/s, step time and per-rank memory
-# side by side. A measurement, not a test.
+# side by side. A measurement, not a test. SHARDBENCH_BIN runs another binary (e.g. a copy, so
+# the build tree can be rebuilt meanwhile).
 #
 #   scripts/compare-engines.sh SCENARIO ROUNDS "OVERRIDES A" "OVERRIDES B" ... -- [COMMON OVERRIDES]
 # e.g.
@@ -21,7 +22,7 @@ for ((r = 0; r < rounds; r++)); do
     extra=(${variants[$i]})
     # Exit 1 (a failed check, e.g. the loss did not drop in a short run) still measured.
     rc=0
-    "$root/build/shardbench" run "$scenario" --quiet --out "$out/v$i-r$r" "${common[@]}" "${extra[@]}" >/dev/null || rc=$?
+    "${SHARDBENCH_BIN:-$root/build/shardbench}" run "$scenario" --quiet --out "$out/v$i-r$r" "${common[@]}" "${extra[@]}" >/dev/null || rc=$?
     [ "$rc" -le 1 ] || { echo "compare-engines: '${variants[$i]}' failed with exit $rc" >&2; exit "$rc"; }
   done
 done

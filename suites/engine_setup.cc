@@ -51,6 +51,8 @@ EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& mod
     o.reshard_after_forward = s.sharding.reshard_after_forward;
     o.mixed_precision = MixedPrecisionFor(s);
     o.materialize = materialize;
+    o.forward_prefetch = s.sharding.forward_prefetch;
+    o.backward_prefetch = s.sharding.backward_prefetch;
     flat_ = std::make_unique<shard::FlatShardedModel>(model, comm, o);
   } else if (s.engine == "per_param") {
     shard::PerParamShardingOptions o;
@@ -104,9 +106,11 @@ EngineMemory EngineUnderTest::memory() const {
     m.params_unsharded_peak = b.params_unsharded_peak;
     m.grads = b.grads_sharded;
     m.grads_unsharded_peak = b.grads_unsharded_peak;
+    m.params_by_dtype = b.params_sharded_by_dtype;
   } else {
     for (auto& p : model_.named_parameters()) {
       m.params_unsharded += p.slot->nbytes();
+      m.params_by_dtype[p.slot->scalar_type()] += p.slot->nbytes();
       if (p.slot->grad().defined()) m.grads += p.slot->grad().nbytes();
     }
     m.params_unsharded_peak = m.params_unsharded;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -34,6 +35,7 @@ Fingerprint FingerprintOf(const at::Tensor& t);
 struct EngineMemory {
   int64_t params_sharded = 0, params_unsharded = 0, params_unsharded_peak = 0;
   int64_t grads = 0, grads_unsharded_peak = 0, optim_state = 0;
+  std::map<c10::ScalarType, int64_t> params_by_dtype;  // params held between steps, by stored dtype
 };
 
 class EngineUnderTest {

@@ -3,6 +3,8 @@
 #include <filesystem>
 
 #include "engine/shard/mixed_precision.h"
+#include "suites/engine_setup.h"
+#include "suites/model_source.h"
 
 namespace shardbench {
 
@@ -20,8 +22,11 @@ memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank) {
   in.rank = rank;
   in.batch_size = s.train.batch_size;
   in.seq_len = s.train.seq_len;
-  in.gather_element_size = static_cast<int64_t>(
-      c10::elementSize(shard::ParseDtype(s.mixed_precision.param_dtype, "mixed_precision.param_dtype")));
+  in.storage = StoragePolicyFor(s);
+  if (std::filesystem::is_directory(s.model)) {
+    in.checkpoint = std::make_shared<const checkpoint::HfCheckpoint>(checkpoint::HfCheckpoint::Open(s.model));
+  }
+  in.param_dtype = MixedPrecisionFor(s).param_dtype;
   return memory::PredictMemory(in);
 }
 

@@ -4,28 +4,38 @@
 
 #include "engine/checkpoint/hf_checkpoint.h"
 #include "engine/memory/tracking_allocator.h"
+#include "engine/model/storage_dtype.h"
 
 namespace shardbench {
+
+model::StoragePolicy StoragePolicyFor(const Scenario& s) { return {s.model_dtype, s.upcast}; }
 
 BuiltModel BuildScenarioModel(const Scenario& s, uint64_t seed, const at::Device& device) {
   BuiltModel b;
   const bool from_dir = std::filesystem::is_directory(s.model);
-  if (s.init == "eager") {
-    memory::ScopedCategory whole_model(memory::Category::kParamsUnsharded);
-    b.model = model::BuildLlamaFromSource(s.model, s.lora, seed, at::TensorOptions().device(device), b.load.get());
-    return b;
-  }
   const model::LlamaConfig config = from_dir ? model::LoadHfLlamaConfig((std::filesystem::path(s.model) / "config.json").string())
                                              : model::NamedLlamaConfig(s.model);
+  // Always declared on the meta device first: each parameter gets its storage dtype (frozen
+  // ones as loaded, trainable ones fp32) before a byte of it exists.
   b.model = std::make_unique<model::LlamaForCausalLM>(config, s.lora, at::TensorOptions().device(at::kMeta));
-  model::ParamMaterializer init = model::InitMaterializer(*b.model, seed);
-  if (from_dir) {
-    auto ckpt = std::make_shared<const checkpoint::HfCheckpoint>(checkpoint::HfCheckpoint::Open(s.model));
-    b.materialize.fill = model::CheckpointMaterializer(ckpt, init, b.load);
-  } else {
-    b.materialize.fill = init;
+  std::shared_ptr<const checkpoint::HfCheckpoint> ckpt;
+  if (from_dir) ckpt = std::make_shared<const checkpoint::HfCheckpoint>(checkpoint::HfCheckpoint::Open(s.model));
+  const model::StoragePolicy policy = StoragePolicyFor(s);
+  for (auto& p : b.model->named_parameters()) {
+    std::optional<c10::ScalarType> from_file;
+    if (ckpt && ckpt->contains(p.name)) from_file = ckpt->info(p.name).dtype;
+    b.loaded[p.name] = {model::LoadedDtype(policy, from_file), p.slot->numel()};
   }
+  model::ApplyStorageDtypes(*b.model, policy, ckpt.get());
+  model::ParamMaterializer init = model::InitMaterializer(*b.model, seed);
+  b.materialize.fill = ckpt ? model::CheckpointMaterializer(ckpt, init, b.load) : init;
   b.materialize.device = device;
+  if (s.init == "eager") {  // every rank: the whole model, then the engine shards it
+    memory::ScopedCategory whole_model(memory::Category::kParamsUnsharded);
+    model::MaterializeParameters(*b.model, b.materialize);
+    model::MaterializeBuffers(*b.model, device);
+    b.materialize = {};
+  }
   return b;
 }
 

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "engine/memory/tracking_allocator.h"
+#include "engine/shard/mixed_precision.h"
 
 namespace shardbench {
 namespace {
@@ -52,9 +53,9 @@ std::vector<double> RankRecord::pack() const {
     padded.resize(kCollectives, 0.0);
     out.insert(out.end(), padded.begin(), padded.end());
   }
-  for (const auto* v : {&tracked_at_peak, &tracked_peak_by}) {
+  for (const auto* v : {&tracked_at_peak, &tracked_peak_by, &param_bytes_by_dtype}) {
     std::vector<double> padded(*v);
-    padded.resize(kCategories, 0.0);
+    padded.resize(v == &param_bytes_by_dtype ? kStorageDtypes.size() : kCategories, 0.0);
     out.insert(out.end(), padded.begin(), padded.end());
   }
   return out;
@@ -83,6 +84,7 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
     v->assign(p.begin() + i, p.begin() + i + kCategories);
     i += kCategories;
   }
+  r.param_bytes_by_dtype.assign(p.begin() + i, p.begin() + i + kStorageDtypes.size());
   static_assert(kScalars == 22, "keep pack/unpack in step");
   return r;
 }
@@ -157,6 +159,10 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
   out.push_back({"params_total", "count", "lower", "exact", {static_cast<double>(params_total)}, {}});
   out.push_back({"params_trainable", "count", "lower", "exact", {static_cast<double>(params_trainable)}, {}});
   out.push_back(Exact("param_bytes", "bytes", per_rank([](const RankRecord& r) { return r.param_bytes; })));
+  for (size_t d = 0; d < kStorageDtypes.size(); ++d) {  // the dtypes some rank holds
+    auto bytes = per_rank([d](const RankRecord& r) { return r.param_bytes_by_dtype[d]; });
+    if (Max(bytes) > 0) out.push_back(Exact(std::string("param_bytes_") + shard::DtypeName(kStorageDtypes[d]), "bytes", bytes));
+  }
   out.push_back(Exact("params_unsharded_peak_bytes", "bytes",
                       per_rank([](const RankRecord& r) { return r.params_unsharded_peak_bytes; })));
   out.push_back(Exact("grad_bytes", "bytes", per_rank([](const RankRecord& r) { return r.grad_bytes; })));

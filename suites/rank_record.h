@@ -3,7 +3,10 @@
 // into the result's metrics and memory sections.
 #pragma once
 
+#include <array>
 #include <vector>
+
+#include <c10/core/ScalarType.h>
 
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
@@ -12,6 +15,9 @@
 #include "reporters/run_result.h"
 
 namespace shardbench {
+
+// The dtypes parameter bytes are reported by (metrics param_bytes_<dtype>).
+inline constexpr std::array<c10::ScalarType, 3> kStorageDtypes{c10::kFloat, c10::kBFloat16, c10::kHalf};
 
 struct RankRecord {
   explicit RankRecord(int64_t steps)
@@ -27,6 +33,8 @@ struct RankRecord {
   double checkpoint_bytes_total = -1, checkpoint_save_peak_bytes = -1;
   double init_peak_bytes = 0;  // tracked host peak of building, loading and sharding the model
   std::vector<double> comm_counts, comm_bytes, comm_seconds;  // per Collective
+  // Parameter bytes this rank holds between steps, per kStorageDtypes entry.
+  std::vector<double> param_bytes_by_dtype = std::vector<double>(kStorageDtypes.size(), 0.0);
   // From the tracking allocator over the measured steps (bytes): overall peak, the breakdown
   // at that peak, and each category's own peak, per memory::Category.
   double tracked_peak = 0;

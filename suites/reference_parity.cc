@@ -6,11 +6,11 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/model/hf_weights.h"
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/param_groups.h"
 #include "engine/train/trainer.h"
 #include "suites/engine_setup.h"
+#include "suites/model_source.h"
 
 namespace shardbench {
 
@@ -19,7 +19,10 @@ bool LossParityApplies(const Scenario& s) {
 }
 
 Check LossParityCheck(const Scenario& s, const std::vector<double>& engine_loss) {
-  auto m = model::BuildLlamaFromSource(s.model, s.lora, s.train.seed, at::TensorOptions());
+  // The same weights in the same stored dtypes (model_dtype, upcast), built whole on this process.
+  Scenario whole = s;
+  whole.init = "eager";
+  auto m = std::move(BuildScenarioModel(whole, s.train.seed, at::Device(at::kCPU)).model);
   // use_orig_params=false exposes one flat parameter per unit, so the engine's optimizer
   // cannot exempt norms from weight decay: neither does the reference then.
   const bool flat_params = s.engine == "flat" && !s.sharding.use_orig_params && s.optimizer.build == "after_wrap";

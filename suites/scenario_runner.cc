@@ -16,6 +16,7 @@
 #include "suites/checkpoint_harness.h"
 #include "suites/model_source.h"
 #include "suites/engine_setup.h"
+#include "suites/frozen_dtype_check.h"
 #include "engine/common/failpoints.h"
 #include "suites/memory_plan.h"
 #include "suites/rank_record.h"
@@ -147,6 +148,10 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   rec.grad_bytes = static_cast<double>(mem.grads);
   rec.grads_unsharded_peak_bytes = static_cast<double>(mem.grads_unsharded_peak);
   rec.optim_state_bytes = static_cast<double>(mem.optim_state);
+  for (size_t d = 0; d < kStorageDtypes.size(); ++d) {
+    auto it = mem.params_by_dtype.find(kStorageDtypes[d]);
+    rec.param_bytes_by_dtype[d] = it == mem.params_by_dtype.end() ? 0.0 : static_cast<double>(it->second);
+  }
   rec.rss_peak_bytes = static_cast<double>(HostRssPeakBytes());
   rec.checkpoint_bytes_read = static_cast<double>(built.load->bytes_read);
   if (comm) rec.set_comm(comm->stats());
@@ -197,6 +202,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   r.memory = BuildMemory(all);
   r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s, 0), ToJson(r)["memory"][0]);
   if (s.checks.learning) r.checks.push_back(LearningCheck(rec.loss, engine.trainable(), before, after));
+  if (s.checks.frozen_dtype) r.checks.push_back(FrozenDtypeCheck(*llama, built.loaded));
   if (parity) r.checks.push_back(*parity);
   r.checks.insert(r.checks.end(), checkpoint_checks.begin(), checkpoint_checks.end());
   if (s.checks.max_grad_blowup > 0) {

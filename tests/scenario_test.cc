@@ -100,6 +100,22 @@ TEST(Scenario, CheckpointChecksNeedAFittingCheckpoint) {
   EXPECT_EQ(ok.failpoints, std::vector<std::string>{"optim_load_drop_step"});
 }
 
+TEST(Scenario, EngineOptionsTheEngineCannotHonourAreRefused) {
+  const std::string file = Write("engine_opts", "lora:\n  enabled: true\n");
+  auto error = [&](std::vector<std::string> overrides) { return ErrorOf([&] { LoadScenarioFile(file, overrides); }); };
+  EXPECT_NE(error({"engine=reference", "sharding.forward_prefetch=true"}).find("the reference engine gathers nothing"),
+            std::string::npos);
+  EXPECT_NE(error({"model_dtype=int8"}).find("model_dtype"), std::string::npos) << error({"model_dtype=int8"});
+  EXPECT_NE(error({"upcast=frozen"}).find("upcast"), std::string::npos) << error({"upcast=frozen"});
+  for (const std::string engine : {"flat", "per_param"}) {
+    const Scenario ok = LoadScenarioFile(file, {"engine=" + engine, "sharding.forward_prefetch=true",
+                                                "sharding.backward_prefetch=true", "model_dtype=bf16", "upcast=all"});
+    EXPECT_TRUE(ok.sharding.forward_prefetch && ok.sharding.backward_prefetch) << engine;
+    EXPECT_EQ(ok.model_dtype, "bf16");
+    EXPECT_EQ(ok.upcast, "all");
+  }
+}
+
 TEST(Scenario, OverridesApplyInOrderAndAreRecorded) {
   Scenario s = LoadScenarioFile(Write("ov", "model: tiny\n"),
                                 {"train.steps=7", "lora.enabled=true", "lora.targets=[q_proj,k_proj]", "train.steps=9"});

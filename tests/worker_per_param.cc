@@ -247,58 +247,81 @@ int ActivationCheckpointingCheck(const std::string& engine, bool lora) {
 
 namespace shardbench::worker {
 
-// Explicit prefetch against none: the same collectives in the same order (counts and bytes
-// equal), the same losses bit for bit, and one more unit unsharded at the peak (root + two
-// layers on the two-layer tiny model, exactly).
-int PrefetchCheck() {
+// Explicit prefetch against none, on either sharding engine: the same collectives in the same
+// order (counts and bytes equal), the same losses bit for bit, and one more unit unsharded at
+// the peak (root + two layers on the two-layer tiny model, exactly).
+int PrefetchCheck(const std::string& engine) {
   auto comm = ConnectFromEnv();
   if (!comm) throw InputError("prefetch needs at least 2 ranks");
+  const std::string tag = "[" + engine + " prefetch]";
   struct Outcome {
     std::vector<double> losses;
     comm::CommStats stats{};
     int64_t peak = 0;
   };
   int64_t root_bytes = 0, layers_bytes = 0, largest_layer = 0;
+  // A unit's unsharded bytes: its params' real rows (per-param) or its padded flat buffer (flat).
+  auto count_unit = [&](bool is_root, int64_t full) {
+    if (is_root) {
+      root_bytes = full;
+    } else {
+      layers_bytes += full;
+      largest_layer = std::max(largest_layer, full);
+    }
+  };
   auto run = [&](bool prefetch) {
     auto m = Build(/*lora=*/true);
-    if (root_bytes == 0) {
-      for (const auto& unit : shard::PlanUnits(*m, Policy("transformer_block"))) {
-        int64_t full = 0;
-        for (const auto& p : unit.params) full += p.slot->numel() * 4;
-        if (unit.module == m.get()) {
-          root_bytes = full;
-        } else {
-          layers_bytes += full;
-          largest_layer = std::max(largest_layer, full);
-        }
+    std::unique_ptr<shard::FlatShardedModel> flat;
+    std::unique_ptr<shard::PerParamShardedModel> per_param;
+    train::GradientSync* sync = nullptr;
+    std::vector<model::NamedTensor> params;
+    const bool first = root_bytes == 0;
+    if (engine == "flat") {
+      shard::FlatShardingOptions o{Policy("transformer_block"), true, true};
+      o.forward_prefetch = o.backward_prefetch = prefetch;
+      flat = std::make_unique<shard::FlatShardedModel>(*m, comm.get(), o);
+      for (const auto& u : flat->units()) {
+        if (first) count_unit(&u->module() == m.get(), u->padded_numel() * 4);
       }
+      sync = flat.get();
+      params = flat->named_parameters();
+    } else {
+      shard::PerParamShardingOptions o{Policy("transformer_block"), true, {}, {}, prefetch, prefetch};
+      per_param = std::make_unique<shard::PerParamShardedModel>(*m, comm.get(), o);
+      for (const auto& u : per_param->units()) {
+        int64_t full = 0;
+        for (const auto& p : u->params()) full += p.unsharded.numel() * 4;
+        if (first) count_unit(&u->module() == m.get(), full);
+      }
+      sync = per_param.get();
+      params = per_param->named_parameters();
     }
-    shard::PerParamShardingOptions o{Policy("transformer_block"), true, {}, {}, prefetch, prefetch};
-    shard::PerParamShardedModel sharded(*m, comm.get(), o);
-    optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, kWeightDecay, true));
-    train::Trainer trainer(*m, opt, comm.get(), &sharded);
+    optim::AdamW opt(optim::MakeParamGroups(params, kLr, kWeightDecay, true));
+    train::Trainer trainer(*m, opt, comm.get(), sync);
     model::SyntheticData data(3, m->config().vocab_size, kSeqLen);
+    auto reset_peaks = [&] { flat ? flat->reset_peaks() : per_param->reset_peaks(); };
     Outcome out;
     for (int64_t s = 0; s < kSteps; ++s) {
       if (s == 1) {  // the execution order is known from step 1 on: measure from there
         comm->reset_stats();
-        sharded.reset_peaks();
+        reset_peaks();
       }
       out.losses.push_back(trainer.step(data.batch(s, comm->rank() * kBatch, kBatch)).loss);
     }
     out.stats = comm->stats();
-    out.peak = sharded.bytes().params_unsharded_peak;
+    out.peak = flat ? flat->bytes().params_unsharded_peak : per_param->bytes().params_unsharded_peak;
     return out;
   };
   const Outcome plain = run(false), prefetched = run(true);
-  Expect(plain.losses == prefetched.losses, "[prefetch] losses differ from no prefetch");
+  Expect(plain.losses == prefetched.losses, tag + " losses differ from no prefetch");
   for (size_t c = 0; c < plain.stats.size(); ++c) {
     Expect(plain.stats[c].count == prefetched.stats[c].count && plain.stats[c].bytes == prefetched.stats[c].bytes,
-           std::string("[prefetch] ") + comm::CollectiveName(static_cast<comm::Collective>(c)) + " counts or bytes differ");
+           tag + " " + comm::CollectiveName(static_cast<comm::Collective>(c)) + " counts or bytes differ");
   }
-  Expect(plain.peak == root_bytes + largest_layer, "[prefetch] without: unsharded peak " + std::to_string(plain.peak));
+  Expect(plain.peak == root_bytes + largest_layer, tag + " without: unsharded peak " + std::to_string(plain.peak) +
+                                                       ", expected root + one layer " + std::to_string(root_bytes + largest_layer));
   Expect(prefetched.peak == root_bytes + layers_bytes,
-         "[prefetch] with: unsharded peak " + std::to_string(prefetched.peak) + ", expected root + both layers " +
+         tag + " with: unsharded peak " + std::to_string(prefetched.peak) + ", expected root + both layers " +
              std::to_string(root_bytes + layers_bytes));
   comm->barrier();
   return ExitCode();

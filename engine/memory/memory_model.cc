@@ -17,12 +17,18 @@ namespace {
 // intermediate-sized ones (gate, up, silu, product); the head keeps 2 hidden-sized tensors and
 // 3 vocab-sized ones (logits, log-softmax, its gradient). An estimate, not a count of every
 // temporary: results show it beside the allocator's measured activations peak.
-int64_t ActivationBytes(const MemoryModelInput& in) {
+int64_t ActivationBytes(const MemoryModelInput& in, int64_t compute_element_size) {
   const auto& c = in.config;
   const int64_t tokens = in.batch_size * in.seq_len;
   const int64_t per_layer = 12 * c.hidden_size + 4 * c.intermediate_size;
   const int64_t head = 2 * c.hidden_size + 3 * c.vocab_size;
-  return tokens * (c.num_hidden_layers * per_layer + head) * in.gather_element_size;  // compute dtype
+  return tokens * (c.num_hidden_layers * per_layer + head) * compute_element_size;
+}
+
+int64_t StoredSize(const at::Tensor& t) { return static_cast<int64_t>(t.element_size()); }
+// Bytes per element of a param once gathered: param_dtype's under mixed precision, else its own.
+int64_t GatheredSize(const MemoryModelInput& in, const at::Tensor& t) {
+  return in.param_dtype ? static_cast<int64_t>(c10::elementSize(*in.param_dtype)) : StoredSize(t);
 }
 
 // The top-level unit a unit nests in (itself if none): units nested in a layer (adapters under
@@ -59,12 +65,13 @@ MemoryPrediction PredictPerParam(const MemoryModelInput& in, model::LlamaForCaus
     int64_t full = 0;
     for (const auto& t : u.params) {
       const auto l = shard::ComputeDim0Layout(t.slot->sizes().vec(), in.world_size);
-      p.params_sharded += l.padded_numel() * in.element_size;
-      full += t.slot->numel() * in.gather_element_size;
+      const int64_t stored = StoredSize(*t.slot);
+      p.params_sharded += l.padded_numel() * stored;
+      full += t.slot->numel() * GatheredSize(in, *t.slot);
       if (!t.slot->requires_grad()) continue;
       // One rank: the shard's gradient is the full gradient itself (no padding to hold).
-      p.grads += (in.world_size == 1 ? t.slot->numel() : l.padded_numel()) * in.element_size;
-      p.optim_state += 2 * l.local_rows(in.rank) * l.row_numel * in.element_size;
+      p.grads += (in.world_size == 1 ? t.slot->numel() : l.padded_numel()) * stored;
+      p.optim_state += 2 * l.local_rows(in.rank) * l.row_numel * stored;
     }
     if (u.path.empty()) {
       root_full = full;
@@ -80,16 +87,19 @@ MemoryPrediction PredictPerParam(const MemoryModelInput& in, model::LlamaForCaus
 
 MemoryPrediction PredictMemory(const MemoryModelInput& in) {
   MemoryPrediction p;
-  p.activations = ActivationBytes(in);
-  // Shapes only: the meta device allocates nothing.
+  // Shapes and dtypes only: the meta device allocates nothing.
   model::LlamaForCausalLM m(in.config, in.lora, at::TensorOptions().device(at::kMeta));
+  model::ApplyStorageDtypes(m, in.storage, in.checkpoint.get());
+  // Activations follow the hidden states' dtype: the embedding's (or param_dtype).
+  p.activations = ActivationBytes(in, GatheredSize(in, m.model.embed_tokens.weight));
   if (in.engine == "per_param") return PredictPerParam(in, m, p);
   if (in.engine != "flat") {
     for (auto& t : m.named_parameters()) {
-      p.params_unsharded_peak += t.slot->numel() * in.element_size;
+      const int64_t bytes = t.slot->numel() * StoredSize(*t.slot);
+      p.params_unsharded_peak += bytes;
       if (t.slot->requires_grad()) {
-        p.grads += t.slot->numel() * in.element_size;
-        p.optim_state += 2 * t.slot->numel() * in.element_size;
+        p.grads += bytes;
+        p.optim_state += 2 * bytes;
       }
     }
     return p;
@@ -106,22 +116,25 @@ MemoryPrediction PredictMemory(const MemoryModelInput& in) {
       numels.push_back(t.slot->numel());
       trainable |= t.slot->requires_grad();
     }
-    const shard::FlatLayout layout = shard::ComputeFlatLayout(numels, in.element_size, in.use_orig_params, in.world_size);
-    const int64_t shard_bytes = layout.shard_numel * in.element_size;
+    // A flat unit holds one dtype (the engine refuses others); an empty root holds fp32.
+    const int64_t stored = u.params.empty() ? 4 : StoredSize(*u.params.front().slot);
+    const int64_t gathered = u.params.empty() ? 4 : GatheredSize(in, *u.params.front().slot);
+    const shard::FlatLayout layout = shard::ComputeFlatLayout(numels, stored, in.use_orig_params, in.world_size);
+    const int64_t shard_bytes = layout.shard_numel * stored;
     p.params_sharded += shard_bytes;
     if (trainable) {
       p.grads += shard_bytes;
       if (in.use_orig_params) {
         for (size_t i = 0; i < u.params.size(); ++i) {
           if (u.params[i].slot->requires_grad()) {
-            p.optim_state += 2 * layout.overlap(layout.offsets[i], numels[i], in.rank) * in.element_size;
+            p.optim_state += 2 * layout.overlap(layout.offsets[i], numels[i], in.rank) * stored;
           }
         }
       } else {
         p.optim_state += 2 * shard_bytes;
       }
     }
-    const int64_t full = layout.padded_numel(in.world_size) * in.gather_element_size;
+    const int64_t full = layout.padded_numel(in.world_size) * gathered;
     if (u.path.empty()) {
       root_full = full;
       continue;

@@ -5,10 +5,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/checkpoint/hf_checkpoint.h"
 #include "engine/model/llama.h"
+#include "engine/model/storage_dtype.h"
 #include "engine/shard/wrap_policy.h"
 
 namespace shardbench::memory {
@@ -23,8 +27,13 @@ struct MemoryModelInput {
   int world_size = 1;
   int rank = 0;
   int64_t batch_size = 1, seq_len = 1;  // per rank and micro-batch
-  int64_t element_size = 4;             // fp32: parameters, gradients, optimizer state
-  int64_t gather_element_size = 4;      // unsharded params (mixed precision: param_dtype's)
+  // Each parameter's stored dtype (trainable: fp32 masters, whose gradients and optimizer state
+  // are fp32 too); `checkpoint` (may be null) gives model_dtype=auto its dtypes.
+  model::StoragePolicy storage;
+  std::shared_ptr<const checkpoint::HfCheckpoint> checkpoint;
+  // Mixed precision: every param gathered (and activations computed) in param_dtype; unset,
+  // each param is gathered in its stored dtype.
+  std::optional<c10::ScalarType> param_dtype;
 };
 
 struct MemoryPrediction {

@@ -25,8 +25,10 @@ void Linear::add_lora(int64_t r, double alpha) {
 
 at::Tensor Linear::forward(const at::Tensor& x) const {
   return hooked({x}, [&] {
-    at::Tensor y = at::linear(x, weight);
-    if (lora_A) y = y + lora_B->forward(lora_A->forward(x)) * lora_scaling;
+    // Stored dtypes may differ (frozen bf16 base weights, fp32 adapters): as PEFT does, each
+    // linear computes in its weight's dtype and the sum keeps the base layer's output dtype.
+    at::Tensor y = at::linear(x.to(weight.scalar_type()), weight);
+    if (lora_A) y = (y + lora_B->forward(lora_A->forward(x)) * lora_scaling).to(y.scalar_type());
     return y;
   });
 }

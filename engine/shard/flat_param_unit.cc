@@ -51,11 +51,18 @@ FlatParamUnit::FlatParamUnit(UnitPlan plan, comm::Communicator* comm, FlatUnitOp
   for (const auto& p : plan.params) {
     const at::Tensor& t = *p.slot;
     const at::Tensor& first = *plan.params.front().slot;
-    if (t.scalar_type() != first.scalar_type() || t.device() != first.device()) {
-      throw InputError("unit '" + unit_name + "': cannot flatten '" + plan.params.front().name + "' (" +
-                       std::string(c10::toString(first.scalar_type())) + ", " + first.device().str() + ") with '" +
-                       p.name + "' (" + std::string(c10::toString(t.scalar_type())) + ", " + t.device().str() +
-                       "): a flat parameter holds one dtype on one device");
+    if (t.scalar_type() != first.scalar_type()) {  // FSDP1's own refusal, then what to do about it
+      throw InputError("Must flatten tensors with uniform dtype but got " + std::string(c10::toString(first.scalar_type())) +
+                       " and " + c10::toString(t.scalar_type()) + " (unit '" + unit_name + "': '" +
+                       plan.params.front().name + "' and '" + p.name +
+                       "'). A flat parameter holds one dtype: put params of other dtypes in units of their own "
+                       "(wrap_policy=lora_separate for fp32 adapters over a bf16 base), store them alike "
+                       "(model_dtype, upcast=all), or use engine=per_param.");
+    }
+    if (t.device() != first.device()) {
+      throw InputError("unit '" + unit_name + "': cannot flatten '" + plan.params.front().name + "' (on " +
+                       first.device().str() + ") with '" + p.name + "' (on " + t.device().str() +
+                       "): a flat parameter lives on one device");
     }
     (t.requires_grad() ? trainable : frozen).push_back(p.name);
   }
@@ -178,10 +185,57 @@ void FlatParamUnit::gather_into(const at::Tensor& full) const {
 }
 
 at::Tensor FlatParamUnit::gather_new_full() {
-  memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
-  at::Tensor full = at::empty({padded_numel()}, flat_shard_.options().dtype(gather_dtype()).requires_grad(false));
+  if (pending_ && !pending_->for_backward) {  // prefetched: only wait for it
+    at::Tensor full = pending_->full;
+    finish_pending_gather();
+    return full;
+  }
+  at::Tensor full;
+  {
+    memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
+    full = at::empty({padded_numel()}, flat_shard_.options().dtype(gather_dtype()).requires_grad(false));
+  }
+  if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
   gather_into(full);
   return full;
+}
+
+void FlatParamUnit::start_gather(const at::Tensor& full, bool for_backward) {
+  c10::NoGradGuard no_grad;
+  PendingGather g;
+  g.full = full;
+  g.shard = flat_shard_.detach().to(full.scalar_type());  // a cast copy under mixed precision
+  g.work = comm_->all_gather_async(RawAlias(full), g.shard);
+  g.for_backward = for_backward;
+  pending_ = std::move(g);
+}
+
+void FlatParamUnit::finish_pending_gather() {
+  if (!pending_) return;
+  PendingGather g = std::move(*pending_);
+  pending_.reset();
+  g.work->wait();
+}
+
+void FlatParamUnit::prefetch_for_forward() {
+  if (unsharded_ || pending_ || needs_backward_unshard_ || params_.empty() || world_size() == 1) return;
+  at::Tensor full;
+  {
+    memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
+    full = at::empty({padded_numel()}, flat_shard_.options().dtype(gather_dtype()).requires_grad(false));
+  }
+  if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
+  start_gather(full, /*for_backward=*/false);
+}
+
+void FlatParamUnit::prefetch_for_backward() {
+  if (!needs_backward_unshard_ || pending_ || unsharded_) return;
+  {
+    memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
+    AllocStorage(full_, static_cast<size_t>(full_bytes()));
+  }
+  if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
+  start_gather(full_, /*for_backward=*/true);
 }
 
 void FlatParamUnit::unshard_for_forward() {
@@ -194,8 +248,7 @@ void FlatParamUnit::unshard_for_forward() {
     // differentiable cast under mixed precision).
     full_ = gather_dtype() == flat_shard_.scalar_type() ? flat_shard_ : flat_shard_.to(gather_dtype());
   } else {
-    full_ = UnshardFunction::apply(flat_shard_, reinterpret_cast<int64_t>(this));
-    if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
+    full_ = UnshardFunction::apply(flat_shard_, reinterpret_cast<int64_t>(this));  // counts its bytes
   }
   unsharded_ = true;
   needs_backward_unshard_ = false;
@@ -233,14 +286,19 @@ at::Tensor FlatParamUnit::post_forward(at::Tensor output) {
 
 void FlatParamUnit::unshard_for_backward() {
   if (!needs_backward_unshard_) return;
-  {
-    memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
-    AllocStorage(full_, static_cast<size_t>(full_bytes()));
+  if (pending_ && pending_->for_backward) {
+    finish_pending_gather();  // prefetched into full_'s storage
+  } else {
+    {
+      memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
+      AllocStorage(full_, static_cast<size_t>(full_bytes()));
+    }
+    if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
+    gather_into(full_);
   }
-  if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
-  gather_into(full_);
   needs_backward_unshard_ = false;
   unsharded_ = true;
+  if (options_.after_backward_unshard) options_.after_backward_unshard(*this);
 }
 
 void FlatParamUnit::prepare_recompute() {
@@ -264,6 +322,11 @@ at::Tensor FlatParamUnit::reduce_scatter_grad(const at::Tensor& full_grad) {
 }
 
 void FlatParamUnit::free_full_storage() {
+  if (pending_) {  // never free storage a collective still writes; an unused prefetch is dropped
+    const bool into_full = pending_->for_backward;
+    finish_pending_gather();
+    if (!into_full && options_.unsharded_bytes) options_.unsharded_bytes->sub(full_bytes());
+  }
   if (!full_.defined() || !StorageAllocated(full_) || world_size() == 1) return;  // ws 1: full_ is the shard
   if (options_.unsharded_bytes) options_.unsharded_bytes->sub(full_bytes());
   FreeStorage(full_);

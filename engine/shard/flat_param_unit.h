@@ -23,6 +23,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +36,8 @@
 
 namespace shardbench::shard {
 
+class FlatParamUnit;
+
 struct FlatUnitOptions {
   bool use_orig_params = true;        // PyTorch's default since 2.x for FSDP1 users of LoRA
   bool reshard_after_forward = true;  // false: SHARD_GRAD_OP (keep params until backward)
@@ -42,6 +46,8 @@ struct FlatUnitOptions {
   ByteGauge* unsharded_grad_bytes = nullptr;  // optional: full-buffer gradients awaiting reduce-scatter
   MixedPrecision mixed_precision;             // gather/compute and reduce dtypes
   model::Materialization materialize;         // for params still on the meta device
+  // Called once this unit has re-gathered for its backward (backward prefetch hooks in here).
+  std::function<void(FlatParamUnit&)> after_backward_unshard;
 };
 
 struct FlatParamSlot {
@@ -89,6 +95,11 @@ class FlatParamUnit {
   // of its inputs and frees the re-gathered buffer once they are all computed.
   void hook_inputs_for_reshard(at::ArrayRef<at::Tensor> inputs);
   void unshard_for_backward();
+  // Prefetch (FSDP1's forward_prefetch / BACKWARD_PRE): start the all-gather this unit will
+  // need next, asynchronously, so it overlaps whatever runs meanwhile; the unit completes it
+  // when it is used. No-op at world size 1, when gathered already or when one is in flight.
+  void prefetch_for_forward();
+  void prefetch_for_backward();  // only if resharded after forward with its backward to come
   // Activation checkpointing re-runs the module in backward (grad mode on): the original
   // params become views of the re-gathered buffer again, connected to its autograd node.
   void prepare_recompute();
@@ -105,6 +116,7 @@ class FlatParamUnit {
 
   // Bytes this rank holds right now (exact, from the tensors).
   int64_t sharded_param_bytes() const { return flat_shard_.nbytes(); }
+  c10::ScalarType param_dtype() const { return flat_shard_.scalar_type(); }  // stored
   int64_t unsharded_param_bytes() const;
   int64_t sharded_grad_bytes() const;
 
@@ -118,6 +130,8 @@ class FlatParamUnit {
   void use_unsharded_views();
   void use_sharded_views();
   void free_full_storage();
+  void finish_pending_gather();  // waits for a prefetched all-gather (if any) to land
+  void start_gather(const at::Tensor& full, bool for_backward);
   at::ScalarType gather_dtype() const { return options_.mixed_precision.gather(flat_shard_.scalar_type()); }
   int64_t full_bytes() const { return padded_numel() * static_cast<int64_t>(c10::elementSize(gather_dtype())); }
   // This rank's slice of `p` within a shard-sized tensor (the shard or its gradient), 1-D.
@@ -136,6 +150,12 @@ class FlatParamUnit {
   bool unsharded_ = false;
   bool needs_backward_unshard_ = false;  // resharded after forward, backward still to come
   int pending_input_grads_ = 0;          // frozen units: input gradients still to come
+  struct PendingGather {
+    at::Tensor full, shard;  // the buffer being written, the (cast) shard being sent
+    comm::WorkHandle work;
+    bool for_backward = false;
+  };
+  std::optional<PendingGather> pending_;  // a prefetched all-gather in flight
 };
 
 }  // namespace shardbench::shard

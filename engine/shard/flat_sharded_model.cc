@@ -16,6 +16,11 @@ FlatShardedModel::FlatShardedModel(model::LlamaForCausalLM& model, comm::Communi
     unit_options.is_root = plan.module == &model;
     unit_options.unsharded_bytes = &unsharded_bytes_;
     unit_options.unsharded_grad_bytes = &unsharded_grad_bytes_;
+    if (options.backward_prefetch) {
+      unit_options.after_backward_unshard = [this](FlatParamUnit& unit) {
+        if (FlatParamUnit* next = order_.neighbour(&unit, -1)) next->prefetch_for_backward();
+      };
+    }
     units_.push_back(std::make_unique<FlatParamUnit>(std::move(plan), comm, unit_options));
     by_module_[&units_.back()->module()] = units_.back().get();
     units_.back()->module().set_forward_hooks(this);
@@ -39,6 +44,9 @@ void FlatShardedModel::pre_forward(model::Module& module, at::ArrayRef<at::Tenso
   FlatParamUnit* unit = by_module_.at(&module);
   unit->unshard_for_forward();
   unit->hook_inputs_for_reshard(inputs);
+  if (order_.record(unit) && options_.forward_prefetch) {
+    if (FlatParamUnit* next = order_.neighbour(unit, +1)) next->prefetch_for_forward();
+  }
 }
 
 at::Tensor FlatShardedModel::post_forward(model::Module& module, at::Tensor output) {
@@ -79,6 +87,7 @@ ShardBytes FlatShardedModel::bytes() const {
   ShardBytes b;
   for (const auto& u : units_) {
     b.params_sharded += u->sharded_param_bytes();
+    b.params_sharded_by_dtype[u->param_dtype()] += u->sharded_param_bytes();
     b.params_unsharded += u->unsharded_param_bytes();
     b.params_unsharded_peak = unsharded_bytes_.peak;
     b.grads_unsharded_peak = unsharded_grad_bytes_.peak;

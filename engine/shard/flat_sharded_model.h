@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/comm/communicator.h"
+#include "engine/shard/execution_order.h"
 #include "engine/shard/flat_param_unit.h"
 #include "engine/shard/wrap_policy.h"
 #include "engine/train/gradient_sync.h"
@@ -21,6 +22,10 @@ struct FlatShardingOptions {
   bool reshard_after_forward = true;
   MixedPrecision mixed_precision;
   model::Materialization materialize;  // meta-device init: each rank fills only its elements
+  // FSDP1's forward_prefetch / backward_prefetch=BACKWARD_PRE: all-gather the next unit (in the
+  // forward order recorded on the first iteration, reversed in backward) while this one computes.
+  bool forward_prefetch = false;
+  bool backward_prefetch = false;
 };
 
 // Bytes this rank holds, exact (DESIGN.md memory categories).
@@ -30,6 +35,7 @@ struct ShardBytes {
   int64_t params_unsharded_peak = 0;  // the most allocated at once since reset_peaks()
   int64_t grads_sharded = 0;
   int64_t grads_unsharded_peak = 0;   // largest full-buffer gradient alive at once (before its reduce-scatter)
+  std::map<c10::ScalarType, int64_t> params_sharded_by_dtype;  // params_sharded split by stored dtype
 };
 
 class FlatShardedModel : public model::ForwardHooks, public train::GradientSync {
@@ -71,6 +77,7 @@ class FlatShardedModel : public model::ForwardHooks, public train::GradientSync 
   FlatShardingOptions options_;
   std::vector<std::unique_ptr<FlatParamUnit>> units_;
   std::map<model::Module*, FlatParamUnit*> by_module_;
+  ExecutionOrder<FlatParamUnit> order_;  // for prefetch
   ByteGauge unsharded_bytes_;
   ByteGauge unsharded_grad_bytes_;
 };

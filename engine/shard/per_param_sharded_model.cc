@@ -14,7 +14,7 @@ PerParamShardedModel::PerParamShardedModel(model::LlamaForCausalLM& model, comm:
     o.materialize = options.materialize;
     if (options.backward_prefetch) {
       o.after_backward_unshard = [this](PerParamUnit& unit) {
-        if (PerParamUnit* next = neighbour(&unit, -1)) next->prefetch_for_backward();
+        if (PerParamUnit* next = order_.neighbour(&unit, -1)) next->prefetch_for_backward();
       };
     }
     o.is_root = plan.module == &model;
@@ -43,28 +43,9 @@ std::vector<model::NamedTensor> PerParamShardedModel::named_parameters() {
 void PerParamShardedModel::pre_forward(model::Module& module, at::ArrayRef<at::Tensor> inputs) {
   PerParamUnit* unit = by_module_.at(&module);
   unit->pre_forward(inputs);
-  if (!order_known_) {
-    // Every iteration starts at the root: seeing it again means the order is complete.
-    if (!order_.empty() && unit == order_.front()) {
-      order_known_ = true;
-    } else {
-      order_.push_back(unit);
-      return;
-    }
+  if (order_.record(unit) && options_.forward_prefetch) {
+    if (PerParamUnit* next = order_.neighbour(unit, +1)) next->prefetch_for_forward();
   }
-  if (options_.forward_prefetch) {
-    if (PerParamUnit* next = neighbour(unit, +1)) next->prefetch_for_forward();
-  }
-}
-
-PerParamUnit* PerParamShardedModel::neighbour(const PerParamUnit* unit, int direction) const {
-  if (!order_known_) return nullptr;
-  for (size_t i = 0; i < order_.size(); ++i) {
-    if (order_[i] != unit) continue;
-    const size_t j = i + direction;
-    return j < order_.size() ? order_[j] : nullptr;  // wraps to SIZE_MAX below 0
-  }
-  return nullptr;
 }
 
 at::Tensor PerParamShardedModel::post_forward(model::Module& module, at::Tensor output) {
@@ -108,6 +89,7 @@ ShardBytes PerParamShardedModel::bytes() const {
   ShardBytes b;
   for (const auto& u : units_) {
     b.params_sharded += u->sharded_param_bytes();
+    for (const auto& p : u->params()) b.params_sharded_by_dtype[p.padded.scalar_type()] += p.padded.nbytes();
     b.params_unsharded += u->unsharded_param_bytes();
     b.grads_sharded += u->sharded_grad_bytes();
   }

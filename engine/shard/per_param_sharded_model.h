@@ -12,6 +12,7 @@
 #include "engine/comm/communicator.h"
 #include "engine/shard/byte_gauge.h"
 #include "engine/shard/flat_sharded_model.h"
+#include "engine/shard/execution_order.h"
 #include "engine/shard/per_param_unit.h"
 #include "engine/shard/wrap_policy.h"
 #include "engine/train/gradient_sync.h"
@@ -58,14 +59,9 @@ class PerParamShardedModel : public model::ForwardHooks, public train::GradientS
   const std::vector<std::unique_ptr<PerParamUnit>>& units() const { return units_; }
 
  private:
-  // The next unit to run after `unit` in forward (+1) or backward (-1) order; null if none or
-  // the order is not known yet (first iteration).
-  PerParamUnit* neighbour(const PerParamUnit* unit, int direction) const;
-
   model::LlamaForCausalLM& model_;
   PerParamShardingOptions options_;
-  std::vector<PerParamUnit*> order_;  // forward execution order, recorded once
-  bool order_known_ = false;
+  ExecutionOrder<PerParamUnit> order_;  // for prefetch
   std::vector<std::unique_ptr<PerParamUnit>> units_;
   std::map<model::Module*, PerParamUnit*> by_module_;
   ByteGauge unsharded_bytes_;

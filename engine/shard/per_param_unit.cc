@@ -64,17 +64,15 @@ PerParamUnit::PerParamUnit(UnitPlan plan, comm::Communicator* comm, PerParamUnit
     : path_(std::move(plan.path)), module_(plan.module), comm_(comm), options_(options) {
   const std::string unit_name = path_.empty() ? "<root>" : path_;
   c10::NoGradGuard no_grad;
+  std::vector<Dim0Layout> layouts;
+  std::vector<at::ScalarType> gather_dtypes;
+  const model::NamedTensor* first_trainable = nullptr;
   for (const auto& np : plan.params) {
     const at::Tensor& t = *np.slot;
     const at::Tensor& first = *plan.params.front().slot;
-    // Mixed precision casts every param to param_dtype before the all-gather, so storage dtypes
-    // may differ then (frozen bf16 next to trainable fp32); otherwise one unit, one dtype.
-    const bool dtype_ok = options_.mixed_precision.param_dtype.has_value() || t.scalar_type() == first.scalar_type();
-    if (!dtype_ok || t.device() != first.device()) {
-      throw InputError("unit '" + unit_name + "': '" + np.name + "' is " + std::string(c10::toString(t.scalar_type())) +
-                       " on " + t.device().str() + ", '" + plan.params.front().name + "' is " +
-                       std::string(c10::toString(first.scalar_type())) + " on " + first.device().str() +
-                       ": one unit gathers one dtype on one device (set a mixed-precision param_dtype to cast)");
+    if (t.device() != first.device()) {
+      throw InputError("unit '" + unit_name + "': '" + np.name + "' is on " + t.device().str() + ", '" +
+                       plan.params.front().name + "' on " + first.device().str() + ": one unit lives on one device");
     }
     ShardedParam p;
     p.name = np.name;
@@ -82,18 +80,24 @@ PerParamUnit::PerParamUnit(UnitPlan plan, comm::Communicator* comm, PerParamUnit
     p.shape = t.sizes().vec();
     p.layout = ComputeDim0Layout(p.shape, world_size());
     p.requires_grad = t.requires_grad();
-    p.gather_offset = gather_numel_;
-    gather_numel_ += p.layout.padded_numel();
-    if (p.requires_grad) {
-      p.reduce_offset = reduce_numel_;
-      reduce_numel_ += p.layout.padded_numel();
-    }
     // Meta-device init: the shard is allocated on the real device and only its rows are filled.
     const bool meta = t.is_meta();
     if (meta && !options_.materialize.fill) throw InfraError("unit '" + unit_name + "': '" + np.name + "' is on the meta device and nothing materialises it");
     const at::TensorOptions opts = t.options().requires_grad(false).device(meta ? options_.materialize.device : t.device());
-    gather_options_ = opts.dtype(options_.mixed_precision.gather(first.scalar_type()));
-    reduce_options_ = opts.dtype(options_.mixed_precision.reduce(first.scalar_type()));
+    if (p.requires_grad) {
+      // One reduce-scatter per unit, in one dtype: trainable params must agree (frozen ones
+      // never travel in it).
+      const at::ScalarType reduce = options_.mixed_precision.reduce(t.scalar_type());
+      if (first_trainable && reduce != reduce_options_.dtype().toScalarType()) {
+        throw InputError("unit '" + unit_name + "': FSDP expects uniform original parameter dtype among trainable "
+                         "params, but '" + np.name + "' is " + c10::toString(t.scalar_type()) + " and '" +
+                         first_trainable->name + "' is " + c10::toString(first_trainable->slot->scalar_type()));
+      }
+      if (!first_trainable) first_trainable = &np;
+      reduce_options_ = opts.dtype(reduce);
+      p.reduce_offset = reduce_numel_;
+      reduce_numel_ += p.layout.padded_numel();
+    }
     const int64_t n = p.layout.local_rows(rank());
     {
       memory::ScopedCategory sharded(memory::Category::kParamsSharded);
@@ -108,13 +112,18 @@ PerParamUnit::PerParamUnit(UnitPlan plan, comm::Communicator* comm, PerParamUnit
           .copy_(t.detach().reshape({p.layout.rows, p.layout.row_numel}).narrow(0, p.layout.first_row(rank()), n));
     }
     p.sharded = p.padded.narrow(0, 0, n).detach().requires_grad_(p.requires_grad);
+    // Mixed precision gathers (and computes) every param in param_dtype; otherwise each keeps its own.
+    const at::ScalarType gather = options_.mixed_precision.gather(t.scalar_type());
     {
       memory::ScopedCategory unsharded(memory::Category::kParamsUnsharded);
-      p.unsharded = at::empty(p.shape, gather_options_);
+      p.unsharded = at::empty(p.shape, opts.dtype(gather));
     }
     FreeStorage(p.unsharded);
+    layouts.push_back(p.layout);
+    gather_dtypes.push_back(gather);
     params_.push_back(std::move(p));
   }
+  gather_plan_ = PlanGather(std::move(layouts), std::move(gather_dtypes));
   use_sharded();
 }
 
@@ -130,49 +139,11 @@ void PerParamUnit::use_unsharded() {
   }
 }
 
-namespace {
-// Copy-in: every param's padded rows, one after the other (the all-gather's input).
-at::Tensor CopyIn(const std::vector<ShardedParam>& params, int64_t gather_numel, const at::TensorOptions& opts) {
-  memory::ScopedCategory buffers(memory::Category::kCommBuffers);
-  at::Tensor in = at::empty({gather_numel}, opts);
-  for (const auto& p : params) in.narrow(0, p.gather_offset, p.layout.padded_numel()).copy_(p.padded.view({-1}));
-  return in;
+std::vector<at::Tensor> PerParamUnit::padded_shards() const {
+  std::vector<at::Tensor> out;
+  for (const auto& p : params_) out.push_back(p.padded);
+  return out;
 }
-
-// Copy-out: each param's real rows from every rank's segment of the all-gather's output.
-void CopyOut(const std::vector<ShardedParam>& params, const std::vector<at::Tensor>& dst, const at::Tensor& out,
-             int64_t gather_numel, int ws) {
-  for (size_t i = 0; i < params.size(); ++i) {
-    const auto& l = params[i].layout;
-    const at::Tensor rows = dst[i].view({l.rows, l.row_numel});
-    for (int r = 0; r < ws; ++r) {
-      const int64_t n = l.local_rows(r);
-      if (n == 0) continue;
-      rows.narrow(0, l.first_row(r), n)
-          .copy_(out.narrow(0, r * gather_numel + params[i].gather_offset, n * l.row_numel).view({n, l.row_numel}));
-    }
-  }
-}
-
-// All-gather every param's padded rows of `params` (one collective) and copy each param's real
-// rows into dst[i] (contiguous, the param's shape).
-void GatherInto(const std::vector<ShardedParam>& params, const std::vector<at::Tensor>& dst, int64_t gather_numel,
-                comm::Communicator* comm, const at::TensorOptions& opts) {
-  const int ws = comm ? comm->world_size() : 1;
-  if (ws == 1) {
-    for (size_t i = 0; i < params.size(); ++i) dst[i].view({-1}).copy_(params[i].padded.view({-1}).narrow(0, 0, dst[i].numel()));
-    return;
-  }
-  at::Tensor in = CopyIn(params, gather_numel, opts);
-  at::Tensor out;
-  {
-    memory::ScopedCategory buffers(memory::Category::kCommBuffers);
-    out = at::empty({gather_numel * ws}, opts);
-  }
-  comm->all_gather(out, in);
-  CopyOut(params, dst, out, gather_numel, ws);
-}
-}  // namespace
 
 void PerParamUnit::unshard() {
   if (pending_gather_) {
@@ -196,14 +167,14 @@ void PerParamUnit::start_unshard(bool async) {
   if (options_.unsharded_bytes) options_.unsharded_bytes->add(full_bytes());
   unsharded_ = true;
   if (!async || world_size() == 1) {
-    GatherInto(params_, dst, gather_numel_, comm_, gather_options_);
+    GatherInto(gather_plan_, padded_shards(), dst, comm_);
     return;
   }
   PendingGather g;
-  g.in = CopyIn(params_, gather_numel_, gather_options_);
+  g.in = CopyIn(gather_plan_, padded_shards());
   {
     memory::ScopedCategory buffers(memory::Category::kCommBuffers);
-    g.out = at::empty({gather_numel_ * world_size()}, gather_options_);
+    g.out = at::empty({gather_plan_.segment_numel * world_size()}, g.in.options());
   }
   g.work = comm_->all_gather_async(g.out, g.in);
   g.dst = std::move(dst);
@@ -215,7 +186,7 @@ void PerParamUnit::finish_pending_gather() {
   PendingGather g = std::move(*pending_gather_);
   pending_gather_.reset();
   g.work->wait();
-  CopyOut(params_, g.dst, g.out, gather_numel_, world_size());
+  CopyOut(gather_plan_, g.dst, g.out, world_size());
 }
 
 void PerParamUnit::prefetch_for_forward() { start_unshard(/*async=*/true); }
@@ -295,7 +266,7 @@ void PerParamUnit::accept_grad(size_t index, const at::Tensor& grad) {
 
 void PerParamUnit::reduce_scatter_grads() {
   c10::NoGradGuard no_grad;
-  const int ws = world_size(), me = rank();
+  const int ws = world_size();
   at::Tensor out;
   if (ws > 1) {
     at::Tensor in;
@@ -361,10 +332,14 @@ void PerParamUnit::zero_grad() {
 }
 
 std::vector<std::pair<std::string, at::Tensor>> PerParamUnit::gather_full_params() {
+  // In each param's own stored dtype (checkpoints, fingerprints): gathered uncast.
   std::vector<at::Tensor> dst;
-  // In each param's own dtype (checkpoints, fingerprints): gathered uncast.
-  for (const auto& p : params_) dst.push_back(at::empty(p.shape, p.padded.options()));
-  if (!params_.empty()) GatherInto(params_, dst, gather_numel_, comm_, params_.front().padded.options());
+  std::vector<at::ScalarType> dtypes;
+  for (const auto& p : params_) {
+    dst.push_back(at::empty(p.shape, p.padded.options()));
+    dtypes.push_back(p.padded.scalar_type());
+  }
+  GatherInto(PlanGather(gather_plan_.layouts, dtypes), padded_shards(), dst, comm_);
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (size_t i = 0; i < params_.size(); ++i) out.push_back({params_[i].name, dst[i]});
   return out;

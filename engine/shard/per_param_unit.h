@@ -31,6 +31,7 @@
 #include "engine/shard/byte_gauge.h"
 #include "engine/shard/dim0_layout.h"
 #include "engine/shard/mixed_precision.h"
+#include "engine/shard/per_param_gather.h"
 #include "engine/shard/wrap_policy.h"
 
 namespace shardbench::shard {
@@ -57,14 +58,15 @@ struct ShardedParam {
   at::Tensor padded;     // [rows_per_rank, ...]: this rank's storage
   at::Tensor sharded;    // padded's real rows, a leaf: what the optimizer steps
   at::Tensor unsharded;  // [shape], contiguous; its storage exists only while unsharded
-  int64_t gather_offset = 0;   // of its padded chunk in the per-rank all-gather segment
   int64_t reduce_offset = -1;  // in the per-rank reduce-scatter segment (trainable only)
   at::Tensor pending_grad;     // full gradient of this backward, until the reduce-scatter
 };
 
 class PerParamUnit {
  public:
-  // The model must be materialised. InputError if the unit mixes dtypes or devices.
+  // InputError if the unit mixes devices, or its trainable params would reduce in different
+  // dtypes (FSDP2: "FSDP expects uniform original parameter dtype"). Frozen params may have any
+  // dtype: a unit of mixed gather dtypes all-gathers bytes (engine/shard/per_param_gather.h).
   PerParamUnit(UnitPlan plan, comm::Communicator* comm, PerParamUnitOptions options);
   PerParamUnit(const PerParamUnit&) = delete;
   PerParamUnit& operator=(const PerParamUnit&) = delete;
@@ -75,7 +77,6 @@ class PerParamUnit {
   const std::vector<ShardedParam>& params() const { return params_; }
   int world_size() const { return comm_ ? comm_->world_size() : 1; }
   int rank() const { return comm_ ? comm_->rank() : 0; }
-  int64_t gather_numel() const { return gather_numel_; }  // per rank, padding included
   int64_t reduce_numel() const { return reduce_numel_; }  // per rank, trainable params only
 
   // Forward hooks.
@@ -113,15 +114,16 @@ class PerParamUnit {
   void free_unsharded();
   void reduce_scatter_grads();
   int64_t full_bytes() const;  // every param unsharded
+  std::vector<at::Tensor> padded_shards() const;
 
   std::string path_;
   model::Module* module_;
   comm::Communicator* comm_;
   PerParamUnitOptions options_;
   std::vector<ShardedParam> params_;
-  at::TensorOptions gather_options_;  // device and dtype of the all-gather and unsharded params
+  GatherPlan gather_plan_;             // the forward/backward all-gather (gather dtypes)
   at::TensorOptions reduce_options_;  // device and dtype of the reduce-scatter
-  int64_t gather_numel_ = 0, reduce_numel_ = 0;
+  int64_t reduce_numel_ = 0;
   bool unsharded_ = false;
   bool needs_backward_unshard_ = false;
   bool has_pending_grads_ = false;
