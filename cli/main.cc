@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/compare_command.h"
 #include "cli/run_command.h"
 #include "engine/common/error.h"
 #include "engine/model/llama_config.h"
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--nproc", run.nproc, "Local ranks to spawn (default: the scenario's world_size)");
   run_cmd->add_option("--out", run.out_dir, "Results directory (default: results/<name>-<timestamp>)");
   run_cmd->add_flag("--quiet", run.quiet, "No progress lines or summary");
+  run_cmd->add_option("--repetitions", run.repetitions, "Launch every instance this many times (default: the suite's)");
   run_cmd->add_option("overrides", run.overrides, "key=value overrides, e.g. train.steps=5 lora.enabled=true");
 
   std::string show_target;
@@ -54,6 +56,27 @@ int main(int argc, char** argv) {
   plan_cmd->add_option("target", plan_target, "Scenario or suite: a file or a shipped name")->required();
   plan_cmd->add_option("overrides", plan_overrides, "key=value overrides, e.g. model=llama2-70b world_size=8");
 
+  cli::CompareArgs compare;
+  auto* compare_cmd = app.add_subcommand("compare", "Judge CURRENT results against BASE under a gate policy (exit 1 if red)");
+  compare_cmd->add_option("base", compare.base, "Base results: a result file, a run's index.json, or its directory")->required();
+  compare_cmd->add_option("current", compare.current, "Current results, the same forms")->required();
+  compare_cmd->add_option("--policy", compare.policy, "Gate policy YAML (default: zero tolerance on exact metrics, "
+                                                      "Mann-Whitney U at 0.05 with a 3% minimum effect on sampled ones)");
+  compare_cmd->add_option("--markdown", compare.markdown, "Write a Markdown report (a PR comment) here");
+  compare_cmd->add_option("--junit", compare.junit, "Write JUnit XML here");
+  compare_cmd->add_option("--html", compare.html, "Write the HTML dashboard here");
+  compare_cmd->add_option("--history", compare.history, "Show this history directory's trends in the dashboard too");
+  compare_cmd->add_option("--today", compare.today, "Date for suppression expiry, YYYY-MM-DD (default: today, UTC)");
+  compare_cmd->add_flag("--quiet", compare.quiet, "Print only the verdict line");
+
+  cli::HistoryArgs history;
+  auto* history_cmd = app.add_subcommand("history", "Find change points in every metric's series over a directory of runs");
+  history_cmd->add_option("dir", history.dir, "A directory holding one results directory (or file) per run")->required();
+  history_cmd->add_option("--instance", history.instance, "Only instances matching this glob");
+  history_cmd->add_option("--metric", history.metric, "Only metrics matching this glob");
+  history_cmd->add_option("--markdown", history.markdown, "Write the change points as Markdown here");
+  history_cmd->add_option("--html", history.html, "Write the trends dashboard here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -63,6 +86,8 @@ int main(int argc, char** argv) {
 
   try {
     if (*run_cmd) return cli::RunCommand(run, SelfExe(argv[0]));
+    if (*compare_cmd) return cli::CompareCommand(compare);
+    if (*history_cmd) return cli::HistoryCommand(history);
     if (*show_cmd) {
       for (const Job& job : ResolveTarget(show_target, show_overrides, nullptr)) {
         std::cout << "# " << job.scenario.name << "  (repetitions " << job.repetitions << ", expect " << job.expect

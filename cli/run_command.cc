@@ -136,7 +136,11 @@ int RunCommand(const RunArgs& args, const std::string& self_exe) {
   if (args.nproc < 0) throw InputError("--nproc must be at least 1, got " + std::to_string(args.nproc));
   if (args.nproc > 0) overrides.push_back("world_size=" + std::to_string(args.nproc));
   std::string title;
-  const std::vector<Job> jobs = ResolveTarget(args.target, overrides, &title);  // bad input fails before any launch
+  if (args.repetitions < 0) throw InputError("--repetitions must be at least 1, got " + std::to_string(args.repetitions));
+  std::vector<Job> jobs = ResolveTarget(args.target, overrides, &title);  // bad input fails before any launch
+  if (args.repetitions > 0) {
+    for (Job& job : jobs) job.repetitions = args.repetitions;
+  }
   const std::string out_dir = args.out_dir.empty() ? "results/" + SafeName(title) + "-" + Timestamp() : args.out_dir;
   fs::create_directories(out_dir);
 

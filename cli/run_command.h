@@ -14,6 +14,7 @@ struct RunArgs {
   std::string out_dir;                 // default results/<name>-<timestamp>
   std::vector<std::string> overrides;  // key=value
   bool quiet = false;
+  int repetitions = 0;                 // > 0: every instance this many times (a gate's samples)
 };
 
 // Returns the process exit code (DESIGN.md: 0 ok, 1 check failed / unexpected colour,

@@ -139,7 +139,11 @@ int DieOnRank1() {
 // Just rendezvous (used with fewer ranks started than WORLD_SIZE says).
 int JoinOnly() {
   auto env = RankEnv::FromEnvironment();
-  auto comm = Connect("gloo", env, CommOptions{TimeoutFromEnv(2000)});
+  // Rank 0 serves the store and can name who never joined; the others wait three times as
+  // long, so on a loaded machine rank 0's report still comes first (rather than a peer's
+  // "lost the store" and the launcher stopping rank 0).
+  const auto timeout = TimeoutFromEnv(2000) * (env.rank == 0 ? 1 : 3);
+  auto comm = Connect("gloo", env, CommOptions{timeout});
   comm->barrier();
   return 0;
 }

@@ -34,8 +34,8 @@ std::vector<std::string> FromEnvironment() {
 }  // namespace
 
 const std::vector<std::string>& KnownFailpoints() {
-  static const std::vector<std::string> known = {"local_load_shift", "adapter_rank0_only",
-                                                 "optim_load_drop_step"};
+  static const std::vector<std::string> known = {"local_load_shift", "adapter_rank0_only", "optim_load_drop_step",
+                                                 "slow_step_5pct", "slow_step_10pct"};
   return known;
 }
 

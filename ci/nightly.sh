@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The nightly performance gate. Runs a suite (default: nightly) with enough repetitions for
+# the statistical gate, stores the run under a history directory, compares it with a baseline
+# (default: the previous run in the history), writes the reports, and exits with the gate's
+# code: 0 green, 1 a regression or failed check, 2 bad input, 3 infrastructure.
+#
+#   ci/nightly.sh [--suite NAME|FILE] [--history DIR] [--baseline DIR] [--policy FILE]
+#                 [--reports DIR] [--repetitions N] [-- key=value overrides]
+#
+# Reports (in --reports, default reports/): compare.md (the PR/issue comment), junit.xml (the
+# CI test view), dashboard.html (the comparison, memory, loss curves and every metric's trend
+# with its change points) and history.md. The first night has no baseline: it records and exits.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bin=${SHARDBENCH_BIN:-$root/build/shardbench}
+suite=nightly history=${SHARDBENCH_HISTORY:-$root/history} baseline="" reports=reports repetitions=5
+policy=$root/ci/nightly-policy.yaml
+overrides=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --suite) suite=$2; shift 2 ;;
+    --history) history=$2; shift 2 ;;
+    --baseline) baseline=$2; shift 2 ;;
+    --policy) policy=$2; shift 2 ;;
+    --reports) reports=$2; shift 2 ;;
+    --repetitions) repetitions=$2; shift 2 ;;
+    --) shift; overrides=("$@"); break ;;
+    *) echo "ci/nightly.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
+done
+[ -x "$bin" ] || { echo "ci/nightly.sh: $bin not built (run scripts/build.sh)" >&2; exit 2; }
+mkdir -p "$history" "$reports"
+
+# The baseline: the newest run already in the history (before tonight's).
+if [ -z "$baseline" ]; then
+  baseline=$(find "$history" -mindepth 1 -maxdepth 1 -type d -name 'run-*' | sort | tail -n 1)
+fi
+run_dir=$history/run-$(date -u +%Y%m%dT%H%M%SZ)
+
+# Exit 1 (a check failed) is for the gate to report; 2 and 3 stop here.
+rc=0
+"$bin" run "$suite" --out "$run_dir" --repetitions "$repetitions" --quiet "${overrides[@]}" || rc=$?
+if [ "$rc" -ge 2 ]; then
+  echo "ci/nightly.sh: the suite could not run (exit $rc); see $run_dir" >&2
+  exit "$rc"
+fi
+
+if [ -z "$baseline" ]; then
+  echo "ci/nightly.sh: first run recorded in $run_dir; no baseline to compare with yet"
+  exit "$rc"
+fi
+gate=0
+"$bin" compare "$baseline" "$run_dir" --policy "$policy" --markdown "$reports/compare.md" \
+  --junit "$reports/junit.xml" --html "$reports/dashboard.html" --history "$history" || gate=$?
+"$bin" history "$history" --markdown "$reports/history.md" >/dev/null || true  # informational
+exit "$gate"

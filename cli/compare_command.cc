@@ -1,0 +1,50 @@
+#include "cli/compare_command.h"
+
+#include <cstdio>
+#include <optional>
+
+#include "engine/common/durable_file.h"
+#include "engine/common/error.h"
+#include "reporters/compare.h"
+#include "reporters/compare_reports.h"
+#include "reporters/dashboard.h"
+#include "reporters/history.h"
+
+namespace shardbench::cli {
+
+int CompareCommand(const CompareArgs& args) {
+  // Read everything before writing anything: bad input leaves no half-written reports.
+  const ResultSet base = LoadResultSet(args.base);
+  const ResultSet current = LoadResultSet(args.current);
+  const GatePolicy policy = args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy);
+  std::optional<History> history;
+  if (!args.history.empty()) history = BuildHistory(LoadHistory(args.history), "*", "*");
+  const Comparison c = Compare(base, current, policy, args.today.empty() ? TodayUtc() : args.today);
+  try {
+    if (!args.markdown.empty()) WriteFileAtomically(args.markdown, MarkdownReport(c));
+    if (!args.junit.empty()) WriteFileAtomically(args.junit, JUnitReport(c));
+    if (!args.html.empty()) {
+      DashboardInput in{"shardbench compare", &c, &base, &current, history ? &*history : nullptr};
+      WriteFileAtomically(args.html, DashboardHtml(in));
+    }
+  } catch (const std::exception& e) {
+    throw InfraError(std::string("writing reports: ") + e.what());
+  }
+  std::fputs(args.quiet ? (SummaryLine(c) + "\n").c_str() : ConsoleReport(c).c_str(), stdout);
+  return static_cast<int>(c.exit_code());
+}
+
+int HistoryCommand(const HistoryArgs& args) {
+  const History h = BuildHistory(LoadHistory(args.dir), args.instance, args.metric);
+  if (h.series.empty()) throw InputError(args.dir + ": no metric matches instance '" + args.instance + "' and metric '" + args.metric + "'");
+  try {
+    if (!args.markdown.empty()) WriteFileAtomically(args.markdown, HistoryMarkdownReport(h));
+    if (!args.html.empty()) WriteFileAtomically(args.html, DashboardHtml({"shardbench history: " + args.dir, nullptr, nullptr, nullptr, &h}));
+  } catch (const std::exception& e) {
+    throw InfraError(std::string("writing reports: ") + e.what());
+  }
+  std::fputs(HistoryConsoleReport(h).c_str(), stdout);
+  return 0;
+}
+
+}  // namespace shardbench::cli

@@ -1,0 +1,30 @@
+// `shardbench compare BASE CURRENT`: judge CURRENT against BASE under a gate policy, print the
+// console report and write the requested report files; the exit code is the gate's.
+#pragma once
+
+#include <string>
+
+namespace shardbench::cli {
+
+struct CompareArgs {
+  std::string base, current;
+  std::string policy;                  // YAML file; empty: the defaults
+  std::string markdown, junit, html;   // output files (empty: not written)
+  std::string today;                   // YYYY-MM-DD for suppression expiry (empty: today, UTC)
+  std::string history;                 // a history directory whose trends the dashboard shows too
+  bool quiet = false;
+};
+
+int CompareCommand(const CompareArgs& args);
+
+// `shardbench history DIR`: change points of every (instance, metric) series over the runs
+// in DIR (one results directory or file per run).
+struct HistoryArgs {
+  std::string dir;
+  std::string instance = "*", metric = "*";  // globs
+  std::string markdown, html;
+};
+
+int HistoryCommand(const HistoryArgs& args);
+
+}  // namespace shardbench::cli

@@ -1,0 +1,266 @@
+#include "reporters/compare.h"
+
+#include <cmath>
+#include <ctime>
+#include <limits>
+#include <map>
+#include <sstream>
+
+#include "reporters/significance.h"
+#include "reporters/statistics.h"
+
+namespace shardbench {
+namespace {
+
+std::string Fixed(double v, int digits) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(digits);
+  s << v;
+  return s.str();
+}
+
+std::string Signed(double v) { return (v > 0 ? "+" : "") + Fixed(v, 0); }
+
+double Ratio(double base, double current) {
+  if (base == 0) return current == 0 ? 1 : std::numeric_limits<double>::infinity();
+  return current / base;
+}
+
+bool Worse(const std::string& better, double ratio_or_delta_sign) {
+  return better == "lower" ? ratio_or_delta_sign > 0 : ratio_or_delta_sign < 0;
+}
+
+// Metrics a run omits when their value is zero (no collective of that kind, no parameter of
+// that dtype): absent on one side means 0 there, a real change.
+bool OmittedWhenZero(const std::string& name) { return name.rfind("comm_", 0) == 0 || name.rfind("param_bytes_", 0) == 0; }
+
+const nlohmann::json* FindMetric(const nlohmann::json& result, const std::string& name) {
+  for (const auto& m : result["metrics"]) {
+    if (m["name"] == name) return &m;
+  }
+  return nullptr;
+}
+
+double ExactValue(const nlohmann::json* m) {
+  if (!m || m->value("median", nlohmann::json()).is_null()) return 0;
+  return (*m)["median"].get<double>();
+}
+
+void JudgeExact(MetricComparison& c, const nlohmann::json* base, const nlohmann::json* current, const MetricRule& rule) {
+  c.base = ExactValue(base);
+  c.current = ExactValue(current);
+  c.base_samples = c.current_samples = 1;
+  c.ratio = Ratio(c.base, c.current);
+  const double delta = c.current - c.base;
+  std::string where;
+  if (base && current && (*base)["per_rank"].size() == (*current)["per_rank"].size()) {
+    for (size_t r = 0; r < (*base)["per_rank"].size(); ++r) {
+      const double b = (*base)["per_rank"][r].get<double>(), k = (*current)["per_rank"][r].get<double>();
+      if (b != k) {
+        where = "; rank " + std::to_string(r) + ": " + Fixed(b, 0) + " -> " + Fixed(k, 0);
+        break;
+      }
+    }
+  }
+  if (delta == 0) {  // the gate reads the largest rank; a change between ranks is only reported
+    c.verdict = Verdict::kNoChange;
+    c.detail = where.empty() ? "exact, unchanged" : "exact: largest rank unchanged" + where;
+    return;
+  }
+  const double relative = c.base != 0 ? std::abs(delta / c.base) : std::numeric_limits<double>::infinity();
+  c.detail = "exact: " + Signed(delta) + " " + c.unit + (c.base != 0 ? " (" + Fixed(100 * delta / std::abs(c.base), 2) + "%)" : "") + where;
+  if (!Worse(c.better, delta)) {
+    c.verdict = Verdict::kImprovement;
+  } else if (relative > rule.tolerance) {
+    c.verdict = Verdict::kRegression;
+    c.detail += "; tolerance " + Fixed(100 * rule.tolerance, 2) + "%";
+  } else {
+    c.verdict = Verdict::kNoChange;
+    c.detail += ", within tolerance " + Fixed(100 * rule.tolerance, 2) + "%";
+  }
+}
+
+// The scenario fields that differ between two resolved configs ("train.steps 20 -> 10").
+void DiffConfig(const nlohmann::json& a, const nlohmann::json& b, const std::string& prefix, std::vector<std::string>& out) {
+  if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it) {
+      DiffConfig(it.value(), b.contains(it.key()) ? b[it.key()] : nlohmann::json(), prefix + (prefix.empty() ? "" : ".") + it.key(), out);
+    }
+    return;
+  }
+  if (a != b) out.push_back(prefix + " " + a.dump() + " -> " + b.dump());
+}
+
+}  // namespace
+
+const char* VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kRegression: return "regression";
+    case Verdict::kImprovement: return "improvement";
+    case Verdict::kNoChange: return "no change";
+    case Verdict::kInsufficientData: return "insufficient data";
+  }
+  return "?";
+}
+
+int Comparison::regressions() const {
+  int n = 0;
+  for (const auto& m : metrics) n += m.red();
+  return n;
+}
+
+int Comparison::failed_checks() const {
+  int n = 0;
+  for (const auto& c : checks) n += !c.passed && !c.expected_red;
+  return n;
+}
+
+std::string TodayUtc() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%d", &tm);
+  return buf;
+}
+
+std::vector<double> SamplesFor(const nlohmann::json& metric, const MetricRule& rule) {
+  std::vector<double> out;
+  if (rule.samples == "steps") {
+    for (const auto& x : metric["samples"]) out.push_back(x.get<double>());
+  } else if (metric.contains("repetition_medians")) {
+    for (const auto& x : metric["repetition_medians"]) out.push_back(x.get<double>());
+  } else if (!metric.value("median", nlohmann::json()).is_null()) {
+    out.push_back(metric["median"].get<double>());  // one launch, one sample
+  }
+  return out;
+}
+
+void JudgeSampled(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current,
+                  const MetricRule& rule) {
+  c.base_samples = base.size();
+  c.current_samples = current.size();
+  if (base.empty() || current.empty()) {
+    c.verdict = Verdict::kInsufficientData;
+    c.detail = "no samples";
+    return;
+  }
+  c.base = Percentile(base, 50);
+  c.current = Percentile(current, 50);
+  c.ratio = Ratio(c.base, c.current);
+  const std::string n = std::to_string(base.size()) + " vs " + std::to_string(current.size()) + " " + rule.samples;
+  if (static_cast<int>(std::min(base.size(), current.size())) < rule.min_samples) {
+    c.verdict = Verdict::kInsufficientData;
+    c.detail = n + "; the policy needs " + std::to_string(rule.min_samples) + " per side";
+    return;
+  }
+  // The interval is shown whatever the test (the "confidence" of a report).
+  const RatioInterval ci = BootstrapMedianRatio(base, current, rule.confidence);
+  c.ci_low = ci.low;
+  c.ci_high = ci.high;
+  bool significant = false;
+  if (rule.test == "bootstrap") {
+    significant = ci.low > 1 || ci.high < 1;
+    c.detail = "bootstrap " + Fixed(100 * rule.confidence, 0) + "% CI of the median ratio [" + Fixed(ci.low, 3) + ", " +
+               Fixed(ci.high, 3) + "], " + n;
+  } else {
+    const MannWhitneyResult mw = MannWhitneyU(current, base);
+    c.p_value = mw.p_value;
+    significant = mw.p_value < rule.alpha;
+    c.detail = "Mann-Whitney U p=" + Fixed(mw.p_value, 4) + (mw.exact ? " (exact)" : " (normal approx.)") + ", " + n;
+  }
+  const bool large = std::abs(c.ratio - 1) >= rule.min_effect;
+  if (significant && large) {
+    c.verdict = Worse(c.better, c.ratio - 1) ? Verdict::kRegression : Verdict::kImprovement;
+  } else {
+    c.verdict = Verdict::kNoChange;
+    if (significant) c.detail += "; below the minimum effect " + Fixed(100 * rule.min_effect, 1) + "%";
+  }
+}
+
+Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePolicy& policy, const std::string& today) {
+  Comparison out;
+  out.base_source = base.source;
+  out.current_source = current.source;
+  out.policy_source = policy.source;
+  out.today = today;
+  std::map<std::string, bool> expired_noted;
+  for (const auto& b : base.instances) {
+    const InstanceResult* c = current.find(b.name);
+    if (!c) {
+      out.failures.push_back("instance '" + b.name + "' is in the base but missing from the current results");
+      continue;
+    }
+    if (c->result.is_null()) {
+      const std::string what = "instance '" + b.name + "' could not run: " + c->message;
+      if (c->expect == "error" && c->as_expected) {
+        out.notes.push_back(what + " (expected)");
+      } else {
+        out.failures.push_back(what);
+      }
+      continue;
+    }
+    if (b.result.is_null()) {
+      out.notes.push_back("instance '" + b.name + "' has no base result (it could not run there): nothing to compare");
+      continue;
+    }
+    std::vector<std::string> diffs;
+    DiffConfig(b.result["scenario"].value("config", nlohmann::json::object()),
+               c->result["scenario"].value("config", nlohmann::json::object()), "", diffs);
+    for (const auto& d : diffs) out.notes.push_back("instance '" + b.name + "': scenario differs: " + d);
+
+    std::vector<std::string> names;
+    for (const auto& m : b.result["metrics"]) names.push_back(m["name"]);
+    for (const auto& m : c->result["metrics"]) {
+      if (!FindMetric(b.result, m["name"])) names.push_back(m["name"]);
+    }
+    for (const auto& name : names) {
+      const nlohmann::json* bm = FindMetric(b.result, name);
+      const nlohmann::json* cm = FindMetric(c->result, name);
+      const nlohmann::json& any = bm ? *bm : *cm;
+      if ((!bm || !cm) && !OmittedWhenZero(name)) {
+        out.notes.push_back("instance '" + b.name + "': metric " + name + (bm ? " missing from the current" : " new in the current") + " results");
+        continue;
+      }
+      MetricComparison mc;
+      mc.instance = b.name;
+      mc.metric = name;
+      mc.unit = any.value("unit", "");
+      mc.kind = any.value("kind", "sampled");
+      const MetricRule rule = policy.rule_for(name, mc.kind);
+      mc.better = rule.better.value_or(any.value("better", "lower"));
+      mc.gated = rule.gate;
+      if (mc.kind == "exact") {
+        JudgeExact(mc, bm, cm, rule);
+      } else {
+        JudgeSampled(mc, SamplesFor(*bm, rule), SamplesFor(*cm, rule), rule);
+      }
+      const Suppression* expired = nullptr;
+      if (const Suppression* s = policy.suppression_for(b.name, name, today, &expired)) {
+        if (mc.verdict == Verdict::kRegression) mc.suppressed = s->reason + " (until " + s->expires + ")";
+      } else if (expired && mc.verdict == Verdict::kRegression && !expired_noted[expired->metric + expired->instance]) {
+        expired_noted[expired->metric + expired->instance] = true;
+        out.notes.push_back("suppression of " + expired->metric + " on " + expired->instance + " expired on " + expired->expires +
+                            " (" + expired->reason + "): not applied");
+      }
+      out.metrics.push_back(mc);
+    }
+  }
+  for (const auto& c : current.instances) {
+    if (!base.find(c.name)) out.notes.push_back("instance '" + c.name + "' is new (no base to compare with)");
+    if (c.result.is_null()) {
+      if (!base.find(c.name) && !(c.expect == "error" && c.as_expected)) {
+        out.failures.push_back("instance '" + c.name + "' could not run: " + c.message);
+      }
+      continue;
+    }
+    for (const auto& check : c.result["checks"]) {
+      out.checks.push_back({c.name, check.value("name", ""), check.value("detail", ""), check.value("passed", false),
+                            c.expect == "red" && c.as_expected});
+    }
+  }
+  return out;
+}
+
+}  // namespace shardbench

@@ -1,0 +1,23 @@
+// Renderings of a Comparison, one format each, all pure (a string out; the CLI writes files
+// atomically): the console table, Markdown for a pull-request comment, JUnit XML for CI.
+#pragma once
+
+#include <string>
+
+#include "reporters/compare.h"
+
+namespace shardbench {
+
+// Every metric that changed or could not be judged, then the failed checks and problems; one
+// summary line at the end ("RED: 2 regressions, 1 failed check").
+std::string ConsoleReport(const Comparison& c);
+// A PR comment: verdict line, a table of what changed (metric, base, current, delta,
+// confidence, verdict), failed checks, notes; unchanged metrics folded in <details>.
+std::string MarkdownReport(const Comparison& c);
+// One <testsuite>: each check and each gated metric a <testcase>, failures with the reason;
+// infrastructure problems (missing instances) as <error> cases.
+std::string JUnitReport(const Comparison& c);
+// The verdict line both of the above lead with.
+std::string SummaryLine(const Comparison& c);
+
+}  // namespace shardbench

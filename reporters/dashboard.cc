@@ -1,0 +1,111 @@
+#include "reporters/dashboard.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "reporters/compare_reports.h"
+#include "reporters/dashboard_assets.h"
+
+namespace shardbench {
+namespace {
+
+nlohmann::json MetricJson(const MetricComparison& m) {
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  return {{"instance", m.instance}, {"metric", m.metric}, {"unit", m.unit}, {"kind", m.kind}, {"better", m.better},
+          {"base", m.base}, {"current", m.current}, {"ratio", finite(m.ratio)}, {"ci_low", opt(m.ci_low)},
+          {"ci_high", opt(m.ci_high)}, {"p_value", opt(m.p_value)}, {"verdict", VerdictName(m.verdict)},
+          {"detail", m.detail}, {"red", m.red()}, {"gated", m.gated}, {"suppressed", m.suppressed},
+          {"samples", {m.base_samples, m.current_samples}}};
+}
+
+nlohmann::json ComparisonJson(const Comparison& c) {
+  nlohmann::json metrics = nlohmann::json::array(), checks = nlohmann::json::array();
+  for (const auto& m : c.metrics) metrics.push_back(MetricJson(m));
+  for (const auto& k : c.checks) {
+    checks.push_back({{"instance", k.instance}, {"name", k.name}, {"passed", k.passed}, {"detail", k.detail},
+                      {"expected_red", k.expected_red}});
+  }
+  return {{"base", c.base_source}, {"current", c.current_source}, {"policy", c.policy_source}, {"summary", SummaryLine(c)},
+          {"red", c.red()}, {"metrics", metrics}, {"checks", checks}, {"failures", c.failures}, {"notes", c.notes}};
+}
+
+// Per instance of the current results: memory by category per rank, the model's prediction,
+// and the loss curves of both sides.
+nlohmann::json InstancesJson(const ResultSet* base, const ResultSet& current) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& inst : current.instances) {
+    if (inst.result.is_null()) continue;
+    nlohmann::json entry = {{"name", inst.name}, {"status", inst.status}, {"memory", inst.result.value("memory", nlohmann::json::array())},
+                            {"memory_model", inst.result.value("memory_model", nlohmann::json())},
+                            {"loss_current", inst.result.value("loss", nlohmann::json::array())}, {"loss_base", nlohmann::json()}};
+    if (base) {
+      if (const InstanceResult* b = base->find(inst.name); b && !b->result.is_null()) entry["loss_base"] = b->result.value("loss", nlohmann::json());
+    }
+    out.push_back(entry);
+  }
+  return out;
+}
+
+void AddProvenance(nlohmann::json& out, const std::string& label, const ResultSet& set) {
+  for (const auto& inst : set.instances) {
+    if (inst.result.is_null()) continue;
+    out.push_back({{"label", label}, {"source", set.source}, {"started_at", inst.result.value("started_at", "")},
+                   {"provenance", inst.result.value("provenance", nlohmann::json::object())}});
+    return;  // one per run: every instance of a run shares the build and host
+  }
+}
+
+nlohmann::json HistoryJson(const History& h) {
+  nlohmann::json series = nlohmann::json::array();
+  for (const auto& s : h.series) {
+    nlohmann::json points = nlohmann::json::array(), changes = nlohmann::json::array();
+    for (const auto& p : s.points) points.push_back({p.run, p.value});
+    for (const auto& c : s.change_points) {
+      changes.push_back({{"index", c.index}, {"run", s.points[c.index].run}, {"before", c.before}, {"after", c.after}, {"p", c.p_value}});
+    }
+    series.push_back({{"instance", s.instance}, {"metric", s.metric}, {"unit", s.unit}, {"better", s.better}, {"kind", s.kind},
+                      {"points", points}, {"change_points", changes}});
+  }
+  return {{"runs", h.runs}, {"started_at", h.started_at}, {"series", series}};
+}
+
+}  // namespace
+
+nlohmann::json DashboardData(const DashboardInput& in) {
+  nlohmann::json data = {{"title", in.title}, {"comparison", nullptr}, {"instances", nlohmann::json::array()},
+                         {"provenance", nlohmann::json::array()}, {"history", nullptr}};
+  if (in.comparison) data["comparison"] = ComparisonJson(*in.comparison);
+  if (in.current) data["instances"] = InstancesJson(in.base, *in.current);
+  if (in.base) AddProvenance(data["provenance"], "base", *in.base);
+  if (in.current) AddProvenance(data["provenance"], "current", *in.current);
+  if (in.history) data["history"] = HistoryJson(*in.history);
+  return data;
+}
+
+std::string JsonForScript(const nlohmann::json& data) {
+  const std::string text = data.dump(-1, ' ', /*ensure_ascii=*/true);  // U+2028/9 come out escaped
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '<') {
+      out += "\\u003c";  // "</script>" and "<!--" can never appear
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::string DashboardHtml(const DashboardInput& in) {
+  // Markers are found in the template alone, so nothing inserted can be mistaken for one.
+  const std::string page = DashboardTemplate();
+  const size_t chartjs = page.find("@CHARTJS@"), data = page.find("@DATA@");
+  if (chartjs == std::string::npos || data == std::string::npos || data < chartjs) {
+    throw std::logic_error("dashboard template: markers @CHARTJS@ then @DATA@ expected");
+  }
+  return page.substr(0, chartjs) + ChartJsSource() + page.substr(chartjs + 9, data - chartjs - 9) +
+         JsonForScript(DashboardData(in)) + page.substr(data + 6);
+}
+
+}  // namespace shardbench

@@ -1,0 +1,33 @@
+// The HTML dashboard: one self-contained file (chart.js inlined from Debian's libjs-chart.js at
+// build time, no network) with the comparison and its confidence intervals, failed checks,
+// memory by category per rank with the memory model's prediction beside it, loss curves, the
+// trend of every metric over a history with its change points, and the provenance of every
+// run. Everything shown is data in one embedded JSON block rendered by the page's script with
+// textContent (never innerHTML), so user-controlled text (scenario names, messages) cannot
+// inject markup.
+#pragma once
+
+#include <string>
+
+#include "reporters/compare.h"
+#include "reporters/history.h"
+#include "reporters/result_set.h"
+
+namespace shardbench {
+
+struct DashboardInput {
+  std::string title = "shardbench";
+  const Comparison* comparison = nullptr;  // with its two result sets
+  const ResultSet* base = nullptr;
+  const ResultSet* current = nullptr;
+  const History* history = nullptr;
+};
+
+// The page's data (what the tests read back).
+nlohmann::json DashboardData(const DashboardInput& in);
+std::string DashboardHtml(const DashboardInput& in);
+
+// Makes JSON safe inside <script type="application/json">: no "</" (script end), no U+2028/9.
+std::string JsonForScript(const nlohmann::json& data);
+
+}  // namespace shardbench

@@ -1,0 +1,16 @@
+// Number and text formatting shared by the reporters.
+#pragma once
+
+#include <string>
+
+namespace shardbench {
+
+// A value in its unit, for people: bytes as KiB/MiB/GiB (exact bytes below 10 KiB), seconds as
+// ms below 1 s, rates and counts with thousands separators.
+std::string FormatValue(double value, const std::string& unit);
+// current / base as a signed percentage ("+4.3%", "-0.02%", "0%").
+std::string FormatDelta(double ratio);
+std::string EscapeMarkdown(const std::string& text);  // table cells: pipes, newlines, backticks
+std::string EscapeXml(const std::string& text);       // element text and attribute values
+
+}  // namespace shardbench

@@ -1,0 +1,168 @@
+#include "reporters/gate_policy.h"
+
+#include <fnmatch.h>
+
+#include <regex>
+
+#include <yaml-cpp/yaml.h>
+
+#include "engine/common/error.h"
+
+namespace shardbench {
+namespace {
+
+template <typename T>
+T Read(const YAML::Node& n, const std::string& where, const std::string& expected) {
+  try {
+    return n.as<T>();
+  } catch (const YAML::Exception&) {
+    throw InputError(where + ": expected " + expected + (n.IsScalar() ? ", got '" + n.Scalar() + "'" : ""));
+  }
+}
+
+double ReadFraction(const YAML::Node& n, const std::string& where, double lo, double hi) {
+  const double v = Read<double>(n, where, "a number");
+  if (!(v >= lo && v <= hi)) {
+    throw InputError(where + ": expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + n.Scalar());
+  }
+  return v;
+}
+
+std::string ReadChoice(const YAML::Node& n, const std::string& where, const std::vector<std::string>& choices) {
+  const auto v = Read<std::string>(n, where, "a string");
+  for (const auto& c : choices) {
+    if (v == c) return v;
+  }
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  throw InputError(where + ": expected one of " + list + ", got '" + v + "'");
+}
+
+// Applies the fields present in `node` to `rule`.
+void ApplyRule(const YAML::Node& node, const std::string& where, MetricRule& rule) {
+  if (!node.IsMap()) throw InputError(where + ": expected a mapping of rule fields");
+  for (const auto& kv : node) {
+    const auto key = kv.first.as<std::string>();
+    const std::string at = where + "." + key;
+    const YAML::Node& v = kv.second;
+    if (key == "test") {
+      rule.test = ReadChoice(v, at, {"mann_whitney", "bootstrap"});
+    } else if (key == "alpha") {
+      rule.alpha = ReadFraction(v, at, 0, 1);
+    } else if (key == "confidence") {
+      rule.confidence = ReadFraction(v, at, 0.5, 0.999);
+    } else if (key == "min_effect") {
+      rule.min_effect = ReadFraction(v, at, 0, 10);
+    } else if (key == "min_samples") {
+      const int n = Read<int>(v, at, "an integer >= 2");
+      if (n < 2) throw InputError(at + ": expected an integer >= 2, got " + v.Scalar());
+      rule.min_samples = n;
+    } else if (key == "samples") {
+      rule.samples = ReadChoice(v, at, {"repetitions", "steps"});
+    } else if (key == "tolerance") {
+      rule.tolerance = ReadFraction(v, at, 0, 10);
+    } else if (key == "gate") {
+      rule.gate = Read<bool>(v, at, "true or false");
+    } else if (key == "better") {
+      rule.better = ReadChoice(v, at, {"lower", "higher"});
+    } else {
+      throw InputError(at + ": unknown rule field (known: test, alpha, confidence, min_effect, min_samples, samples, "
+                       "tolerance, gate, better)");
+    }
+  }
+}
+
+bool IsDate(const std::string& s) { return std::regex_match(s, std::regex(R"(\d{4}-\d{2}-\d{2})")); }
+
+}  // namespace
+
+bool GlobMatch(const std::string& pattern, const std::string& text) {
+  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+GatePolicy DefaultGatePolicy() { return GatePolicy{}; }
+
+MetricRule GatePolicy::rule_for(const std::string& metric, const std::string& kind) const {
+  MetricRule rule = kind == "exact" ? exact_defaults : sampled_defaults;
+  for (const auto& [glob, text] : metric_rules) {
+    if (GlobMatch(glob, metric)) ApplyRule(YAML::Load(text), source + ": metrics." + glob, rule);
+  }
+  return rule;
+}
+
+const Suppression* GatePolicy::suppression_for(const std::string& instance, const std::string& metric,
+                                               const std::string& today, const Suppression** expired) const {
+  for (const auto& s : suppressions) {
+    if (!GlobMatch(s.metric, metric) || !GlobMatch(s.instance, instance)) continue;
+    if (today <= s.expires) return &s;  // ISO dates compare as strings
+    if (expired) *expired = &s;
+  }
+  return nullptr;
+}
+
+GatePolicy LoadGatePolicy(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw InputError(path + ": no such policy file");
+  } catch (const YAML::Exception& e) {
+    throw InputError(path + ": not valid YAML: " + e.what());
+  }
+  GatePolicy p;
+  p.source = path;
+  if (root.IsNull()) return p;
+  if (!root.IsMap()) throw InputError(path + ": expected a mapping with defaults, metrics, suppressions");
+  for (const auto& kv : root) {
+    const auto key = kv.first.as<std::string>();
+    const YAML::Node& v = kv.second;
+    if (key == "defaults") {
+      if (!v.IsMap()) throw InputError(path + ": defaults: expected a mapping with sampled and/or exact");
+      for (const auto& d : v) {
+        const auto kind = d.first.as<std::string>();
+        if (kind != "sampled" && kind != "exact") throw InputError(path + ": defaults." + kind + ": expected sampled or exact");
+        ApplyRule(d.second, path + ": defaults." + kind, kind == "exact" ? p.exact_defaults : p.sampled_defaults);
+      }
+    } else if (key == "metrics") {
+      if (!v.IsMap()) throw InputError(path + ": metrics: expected a mapping of metric name (or glob) to rule");
+      for (const auto& m : v) {
+        const auto glob = m.first.as<std::string>();
+        MetricRule probe;
+        ApplyRule(m.second, path + ": metrics." + glob, probe);  // validate now, not at first use
+        YAML::Emitter e;
+        e << YAML::Flow << m.second;
+        p.metric_rules.push_back({glob, e.c_str()});
+      }
+    } else if (key == "suppressions") {
+      if (!v.IsSequence()) throw InputError(path + ": suppressions: expected a list");
+      for (size_t i = 0; i < v.size(); ++i) {
+        const std::string at = path + ": suppressions[" + std::to_string(i) + "]";
+        if (!v[i].IsMap()) throw InputError(at + ": expected a mapping with metric, reason, expires");
+        Suppression s;
+        for (const auto& f : v[i]) {
+          const auto field = f.first.as<std::string>();
+          const auto value = Read<std::string>(f.second, at + "." + field, "a string");
+          if (field == "metric") {
+            s.metric = value;
+          } else if (field == "instance") {
+            s.instance = value;
+          } else if (field == "reason") {
+            s.reason = value;
+          } else if (field == "expires") {
+            s.expires = value;
+          } else {
+            throw InputError(at + "." + field + ": unknown field (known: metric, instance, reason, expires)");
+          }
+        }
+        if (s.reason.empty()) throw InputError(at + ".reason: a suppression needs a reason");
+        if (!IsDate(s.expires)) throw InputError(at + ".expires: expected a date YYYY-MM-DD, got '" + s.expires + "'");
+        p.suppressions.push_back(s);
+      }
+    } else {
+      throw InputError(path + ": " + key + ": unknown section (known: defaults, metrics, suppressions)");
+    }
+  }
+  return p;
+}
+
+}  // namespace shardbench

@@ -1,0 +1,63 @@
+// How `shardbench compare` judges each metric: a YAML policy file (or the defaults) with a rule
+// per metric (glob patterns allowed) and suppressions that carry a reason and an expiry date.
+//
+//   defaults:
+//     sampled: {test: mann_whitney, alpha: 0.05, min_effect: 0.03, min_samples: 5, samples: repetitions}
+//     exact: {tolerance: 0}
+//   metrics:
+//     tokens_per_s: {min_effect: 0.05}
+//     host_rss_peak: {gate: false}          # reported, never red
+//     "comm_*_bytes": {tolerance: 0}
+//   suppressions:
+//     - {metric: tokens_per_s, instance: "nightly_engines*", reason: "...", expires: 2027-01-31}
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace shardbench {
+
+struct MetricRule {
+  // Sampled metrics.
+  std::string test = "mann_whitney";  // mann_whitney | bootstrap
+  double alpha = 0.05;                // mann_whitney: a p-value below it is a change
+  double confidence = 0.95;           // bootstrap: the interval's level
+  double min_effect = 0.03;           // relative change of the median too small to flag
+  int min_samples = 5;                // per side; fewer gives "insufficient data"
+  std::string samples = "repetitions";  // repetitions (one median per launch) | steps (every measured step)
+  // Exact metrics: relative change allowed in the worse direction (0: any change is red).
+  double tolerance = 0;
+  bool gate = true;                   // false: reported, never red
+  std::optional<std::string> better;  // overrides the result's direction (lower | higher)
+};
+
+struct Suppression {
+  std::string metric = "*";    // glob
+  std::string instance = "*";  // glob
+  std::string reason;
+  std::string expires;         // YYYY-MM-DD; not applied after this day
+};
+
+struct GatePolicy {
+  std::string source = "(defaults)";
+  MetricRule sampled_defaults, exact_defaults;
+  std::vector<std::pair<std::string, std::string>> metric_rules;  // (glob, YAML text) in file order
+  std::vector<Suppression> suppressions;
+
+  // The rule for `metric` of `kind` (exact | sampled): the defaults, then every matching entry
+  // of `metrics:` in file order.
+  MetricRule rule_for(const std::string& metric, const std::string& kind) const;
+  // The suppression covering (instance, metric) on `today` (YYYY-MM-DD), if any; an expired
+  // one that matches is returned through `expired`.
+  const Suppression* suppression_for(const std::string& instance, const std::string& metric, const std::string& today,
+                                     const Suppression** expired = nullptr) const;
+};
+
+// InputError naming the file and the field for anything unknown or out of range.
+GatePolicy LoadGatePolicy(const std::string& path);
+GatePolicy DefaultGatePolicy();
+
+bool GlobMatch(const std::string& pattern, const std::string& text);
+
+}  // namespace shardbench

@@ -1,0 +1,87 @@
+#include "reporters/history.h"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "reporters/format.h"
+#include "reporters/gate_policy.h"
+
+namespace shardbench {
+namespace {
+
+double Ratio(double before, double after) { return before == 0 ? (after == 0 ? 1 : 1e300) : after / before; }
+
+std::string Direction(const MetricSeries& s, const ChangePoint& c) {
+  if (c.after == c.before) return "";
+  const bool worse = s.better == "lower" ? c.after > c.before : c.after < c.before;
+  return worse ? "worse" : "better";
+}
+
+}  // namespace
+
+History BuildHistory(const std::vector<ResultSet>& runs, const std::string& instance_glob, const std::string& metric_glob,
+                     const ChangePointOptions& options) {
+  History h;
+  std::map<std::pair<std::string, std::string>, size_t> index;  // (instance, metric) -> series
+  for (size_t r = 0; r < runs.size(); ++r) {
+    h.runs.push_back(runs[r].source);
+    h.started_at.push_back(runs[r].started_at);
+    for (const auto& inst : runs[r].instances) {
+      if (inst.result.is_null() || !GlobMatch(instance_glob, inst.name)) continue;
+      for (const auto& m : inst.result["metrics"]) {
+        const std::string name = m["name"];
+        if (!GlobMatch(metric_glob, name) || m.value("median", nlohmann::json()).is_null()) continue;
+        auto [it, fresh] = index.try_emplace({inst.name, name}, h.series.size());
+        if (fresh) h.series.push_back({inst.name, name, m.value("unit", ""), m.value("better", "lower"), m.value("kind", "sampled"), {}, {}});
+        h.series[it->second].points.push_back({r, m["median"].get<double>()});
+      }
+    }
+  }
+  for (auto& s : h.series) {
+    std::vector<double> values;
+    for (const auto& p : s.points) values.push_back(p.value);
+    s.change_points = DetectChangePoints(values, options);
+  }
+  return h;
+}
+
+std::string HistoryConsoleReport(const History& h) {
+  std::ostringstream s;
+  int found = 0;
+  for (const auto& series : h.series) {
+    for (const auto& c : series.change_points) {
+      ++found;
+      const size_t run = series.points[c.index].run;
+      char p[32];
+      std::snprintf(p, sizeof(p), "%.3f", c.p_value);
+      s << series.instance << " " << series.metric << ": shift at run " << run << " (" << h.started_at[run] << ", " << h.runs[run]
+        << "): " << FormatValue(c.before, series.unit) << " -> " << FormatValue(c.after, series.unit) << " ("
+        << FormatDelta(Ratio(c.before, c.after)) << ", " << Direction(series, c) << "), p=" << p << "\n";
+    }
+  }
+  s << found << " change point" << (found == 1 ? "" : "s") << " in " << h.series.size() << " series over " << h.runs.size()
+    << " runs (E-divisive means, permutation test)\n";
+  return s.str();
+}
+
+std::string HistoryMarkdownReport(const History& h) {
+  std::ostringstream s;
+  s << "### shardbench history: " << h.runs.size() << " runs, " << h.series.size() << " series\n\n";
+  s << "| instance | metric | shift at run | started | before | after | delta | direction | p |\n"
+       "|---|---|---:|---|---:|---:|---:|---|---:|\n";
+  for (const auto& series : h.series) {
+    for (const auto& c : series.change_points) {
+      const size_t run = series.points[c.index].run;
+      char p[32];
+      std::snprintf(p, sizeof(p), "%.3f", c.p_value);
+      s << "| " << EscapeMarkdown(series.instance) << " | " << EscapeMarkdown(series.metric) << " | " << run << " | "
+        << EscapeMarkdown(h.started_at[run]) << " | " << EscapeMarkdown(FormatValue(c.before, series.unit)) << " | "
+        << EscapeMarkdown(FormatValue(c.after, series.unit)) << " | " << FormatDelta(Ratio(c.before, c.after)) << " | "
+        << Direction(series, c) << " | " << p << " |\n";
+    }
+  }
+  return s.str();
+}
+
+}  // namespace shardbench

@@ -1,0 +1,39 @@
+// `shardbench history DIR`: every (instance, metric) series over a directory of nightly runs,
+// oldest first, and the change points E-divisive finds in it (reporters/change_points.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reporters/change_points.h"
+#include "reporters/result_set.h"
+
+namespace shardbench {
+
+struct SeriesPoint {
+  size_t run = 0;          // index into the runs
+  double value = 0;        // the metric's median in that run
+};
+
+struct MetricSeries {
+  std::string instance, metric, unit, better, kind;
+  std::vector<SeriesPoint> points;
+  std::vector<ChangePoint> change_points;  // ChangePoint::index indexes `points`
+};
+
+struct History {
+  std::vector<std::string> runs;        // each run's source (directory), oldest first
+  std::vector<std::string> started_at;  // each run's start time
+  std::vector<MetricSeries> series;     // only those matching the filters, with enough points
+};
+
+// Series with fewer than 2 * min_segment points are kept without change points.
+History BuildHistory(const std::vector<ResultSet>& runs, const std::string& instance_glob, const std::string& metric_glob,
+                     const ChangePointOptions& options = {});
+
+// One line per change point ("instance metric: shift at run R (started_at): before -> after,
+// delta, p"), then how many series were searched.
+std::string HistoryConsoleReport(const History& h);
+std::string HistoryMarkdownReport(const History& h);
+
+}  // namespace shardbench

@@ -1,0 +1,126 @@
+#include "reporters/result_set.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/common/error.h"
+#include "reporters/run_result.h"
+
+namespace shardbench {
+namespace fs = std::filesystem;
+namespace {
+
+nlohmann::json ReadJson(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path.string() + ": cannot be read");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path.string() + ": not valid JSON: " + e.what());
+  }
+}
+
+bool IsResult(const nlohmann::json& j) { return j.is_object() && j.contains("schema_version") && j.contains("metrics"); }
+bool IsIndex(const nlohmann::json& j) { return j.is_object() && j.contains("instances") && j["instances"].is_array(); }
+
+InstanceResult FromResult(nlohmann::json j, const fs::path& path) {
+  if (j["schema_version"] != kResultsSchemaVersion) {
+    throw InputError(path.string() + ": results schema version " + j["schema_version"].dump() + ", this build reads " +
+                     std::to_string(kResultsSchemaVersion));
+  }
+  InstanceResult r;
+  r.name = j["scenario"].value("name", path.stem().string());
+  r.status = j.value("status", "ok");
+  r.message = j.value("message", "");
+  r.file = path.string();
+  r.result = std::move(j);
+  return r;
+}
+
+ResultSet FromIndex(const nlohmann::json& index, const fs::path& path) {
+  ResultSet set;
+  set.source = path.string();
+  for (const auto& entry : index["instances"]) {
+    InstanceResult r;
+    if (entry.contains("file") && entry["file"].is_string()) {
+      const fs::path file = path.parent_path() / entry["file"].get<std::string>();
+      r = FromResult(ReadJson(file), file);
+    }
+    r.name = entry.value("name", r.name);
+    r.status = entry.value("status", r.result.is_null() ? "error" : r.status);
+    r.message = entry.value("message", r.message);
+    r.expect = entry.value("expect", "");
+    r.as_expected = entry.value("as_expected", false);
+    set.instances.push_back(std::move(r));
+  }
+  return set;
+}
+
+void SetStartedAt(ResultSet& set) {
+  for (const auto& i : set.instances) {
+    if (i.result.is_null()) continue;
+    const std::string t = i.result.value("started_at", "");
+    if (!t.empty() && (set.started_at.empty() || t < set.started_at)) set.started_at = t;
+  }
+}
+
+}  // namespace
+
+const InstanceResult* ResultSet::find(const std::string& name) const {
+  for (const auto& i : instances) {
+    if (i.name == name) return &i;
+  }
+  return nullptr;
+}
+
+ResultSet LoadResultSet(const std::string& path_text) {
+  const fs::path path(path_text);
+  ResultSet set;
+  if (fs::is_directory(path)) {
+    if (fs::exists(path / "index.json")) {
+      set = FromIndex(ReadJson(path / "index.json"), path / "index.json");
+    } else {
+      std::vector<fs::path> files;
+      for (const auto& e : fs::directory_iterator(path)) {
+        if (e.path().extension() == ".json") files.push_back(e.path());
+      }
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) {
+        nlohmann::json j = ReadJson(f);
+        if (IsResult(j)) set.instances.push_back(FromResult(std::move(j), f));
+      }
+      if (set.instances.empty()) throw InputError(path_text + ": no index.json and no result files in this directory");
+    }
+  } else if (fs::exists(path)) {
+    nlohmann::json j = ReadJson(path);
+    if (IsIndex(j)) {
+      set = FromIndex(j, path);
+    } else if (IsResult(j)) {
+      set.instances.push_back(FromResult(std::move(j), path));
+    } else {
+      throw InputError(path_text + ": neither a shardbench result (schema_version, metrics) nor a suite index (instances)");
+    }
+  } else {
+    throw InputError(path_text + ": no such results file or directory");
+  }
+  set.source = path_text;
+  SetStartedAt(set);
+  return set;
+}
+
+std::vector<ResultSet> LoadHistory(const std::string& dir) {
+  if (!fs::is_directory(dir)) throw InputError(dir + ": not a directory of runs");
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_directory() || e.path().extension() == ".json") entries.push_back(e.path());
+  }
+  std::sort(entries.begin(), entries.end());
+  std::vector<ResultSet> runs;
+  for (const auto& e : entries) runs.push_back(LoadResultSet(e.string()));
+  std::stable_sort(runs.begin(), runs.end(), [](const ResultSet& a, const ResultSet& b) { return a.started_at < b.started_at; });
+  if (runs.empty()) throw InputError(dir + ": holds no runs (expected one results directory or file per run)");
+  return runs;
+}
+
+}  // namespace shardbench

@@ -1,0 +1,35 @@
+// Results as `compare` and `history` read them: one result file, a suite's index.json (every
+// instance, including those that could not run, with their expected colour), or a directory
+// holding either. History is a directory of such run directories, oldest first.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace shardbench {
+
+struct InstanceResult {
+  std::string name;
+  nlohmann::json result;    // the results JSON; null when the instance could not run
+  std::string status;       // ok | failed | error
+  std::string message;
+  std::string expect;       // from a suite index: green | red | error ("" if none)
+  bool as_expected = false; // from a suite index
+  std::string file;         // where it was read from
+};
+
+struct ResultSet {
+  std::string source;
+  std::string started_at;  // the earliest instance's
+  std::vector<InstanceResult> instances;
+  const InstanceResult* find(const std::string& name) const;
+};
+
+// InputError naming the path for anything that is not results (or is of another schema version).
+ResultSet LoadResultSet(const std::string& path);
+// Every run directory (or result file) directly under `dir`, ordered by start time.
+std::vector<ResultSet> LoadHistory(const std::string& dir);
+
+}  // namespace shardbench

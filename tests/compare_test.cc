@@ -1,0 +1,269 @@
+// The gate's statistics and verdicts on synthetic samples with known shifts and known nulls,
+// policy parsing, and the reporters on fixed results.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/common/error.h"
+#include "reporters/compare.h"
+#include "reporters/change_points.h"
+#include "reporters/compare_reports.h"
+#include "reporters/significance.h"
+#include "tests/multi_rank.h"
+
+namespace shardbench {
+namespace {
+
+// Deterministic pseudo-normal samples around `mean` (relative spread `cv`).
+std::vector<double> Samples(double mean, double cv, int n, uint64_t seed) {
+  std::vector<double> out;
+  uint64_t s = seed;
+  auto next = [&] {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (static_cast<double>(s >> 11) + 0.5) * 0x1.0p-53;
+  };
+  for (int i = 0; i < n; ++i) {
+    const double z = std::sqrt(-2 * std::log(next())) * std::cos(2 * M_PI * next());
+    out.push_back(mean * (1 + cv * z));
+  }
+  return out;
+}
+
+// Expected values from enumerating all C(10, 5) rank assignments (and, for ties, the normal
+// approximation with tie and continuity corrections scipy's "asymptotic" method uses).
+TEST(MannWhitney, PValuesMatchEnumeration) {
+  auto r = MannWhitneyU({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.u, 0);
+  EXPECT_NEAR(r.p_value, 2.0 / 252, 1e-12);
+  // Interleaved: no evidence of a shift.
+  r = MannWhitneyU({1, 3, 5, 7, 9}, {2, 4, 6, 8, 10});
+  EXPECT_EQ(r.u, 10);
+  EXPECT_NEAR(r.p_value, 0.6904761904761905, 1e-12);
+  // Ties: midranks, normal approximation.
+  r = MannWhitneyU({1, 2, 2, 3}, {2, 3, 4, 4});
+  EXPECT_FALSE(r.exact);
+  EXPECT_EQ(r.u, 2.5);
+  EXPECT_NEAR(r.p_value, 0.13416918012812581, 1e-12);
+}
+
+TEST(MannWhitney, NullsStayQuietShiftsAreFound) {
+  int false_alarms = 0, found = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    const auto a = Samples(100, 0.02, 10, seed), b = Samples(100, 0.02, 10, seed + 1000);
+    false_alarms += MannWhitneyU(a, b).p_value < 0.05;
+    const auto shifted = Samples(110, 0.02, 10, seed + 2000);
+    found += MannWhitneyU(a, shifted).p_value < 0.05;
+  }
+  EXPECT_LE(false_alarms, 20);  // alpha 5% of 200 = 10 expected
+  EXPECT_GE(found, 198);        // a 10% shift at 2% noise is 5 standard deviations
+}
+
+TEST(Bootstrap, IntervalCoversTheTrueRatioAndIsDeterministic) {
+  const auto base = Samples(100, 0.02, 10, 7), current = Samples(105, 0.02, 10, 8);
+  const auto ci = BootstrapMedianRatio(base, current);
+  EXPECT_LT(ci.low, 1.05);
+  EXPECT_GT(ci.high, 1.05);
+  EXPECT_GT(ci.low, 1.0);
+  const auto again = BootstrapMedianRatio(base, current);
+  EXPECT_EQ(ci.low, again.low);
+  EXPECT_EQ(ci.high, again.high);
+}
+
+MetricComparison Judge(const std::vector<double>& base, const std::vector<double>& current, const std::string& better,
+                       const MetricRule& rule = {}) {
+  MetricComparison c;
+  c.better = better;
+  c.kind = "sampled";
+  JudgeSampled(c, base, current, rule);
+  return c;
+}
+
+TEST(CompareVerdicts, SampledShiftsNullsAndTooFewSamples) {
+  const auto base = Samples(1000, 0.01, 5, 11);
+  EXPECT_EQ(Judge(base, Samples(900, 0.01, 5, 12), "higher").verdict, Verdict::kRegression);   // tokens/s down 10%
+  EXPECT_EQ(Judge(base, Samples(1100, 0.01, 5, 13), "higher").verdict, Verdict::kImprovement);
+  EXPECT_EQ(Judge(base, Samples(900, 0.01, 5, 14), "lower").verdict, Verdict::kImprovement);    // step time down
+  EXPECT_EQ(Judge(base, Samples(1000, 0.01, 5, 15), "higher").verdict, Verdict::kNoChange);
+  // Significant but below the minimum effect: no change, said so.
+  const auto tiny_shift = Judge(Samples(1000, 0.001, 5, 16), Samples(1010, 0.001, 5, 17), "higher");
+  EXPECT_EQ(tiny_shift.verdict, Verdict::kNoChange);
+  EXPECT_NE(tiny_shift.detail.find("below the minimum effect"), std::string::npos) << tiny_shift.detail;
+  EXPECT_EQ(Judge({1000, 1001}, Samples(500, 0.01, 5, 18), "higher").verdict, Verdict::kInsufficientData);
+  MetricRule bootstrap;
+  bootstrap.test = "bootstrap";
+  EXPECT_EQ(Judge(base, Samples(900, 0.01, 5, 12), "higher", bootstrap).verdict, Verdict::kRegression);
+  EXPECT_EQ(Judge(base, Samples(1000, 0.01, 5, 15), "higher", bootstrap).verdict, Verdict::kNoChange);
+}
+
+// A results file with the given metrics and checks (the fields compare reads).
+// (std::vector parameters: a one-element braced list would otherwise become the element itself.)
+nlohmann::json Result(const std::string& name, const std::vector<nlohmann::json>& metrics,
+                      const std::vector<nlohmann::json>& checks = {}, int steps = 10) {
+  return {{"schema_version", 1}, {"run_id", "r"}, {"started_at", "2026-12-01T00:00:00Z"}, {"status", "ok"}, {"message", ""},
+          {"scenario", {{"name", name}, {"config", {{"train", {{"steps", steps}}}}}}}, {"metrics", nlohmann::json(metrics)},
+          {"checks", nlohmann::json(checks)}, {"loss", nlohmann::json::array()}};
+}
+
+nlohmann::json Sampled(const std::string& name, const std::string& better, const std::vector<double>& reps) {
+  std::vector<double> sorted(reps);
+  std::sort(sorted.begin(), sorted.end());
+  return {{"name", name}, {"unit", "tokens/s"}, {"better", better}, {"kind", "sampled"}, {"samples", reps},
+          {"repetition_medians", reps}, {"median", sorted[sorted.size() / 2]}, {"per_rank", nlohmann::json::array()}};
+}
+
+nlohmann::json Exact(const std::string& name, std::vector<double> per_rank) {
+  return {{"name", name}, {"unit", "bytes"}, {"better", "lower"}, {"kind", "exact"},
+          {"samples", {*std::max_element(per_rank.begin(), per_rank.end())}},
+          {"median", *std::max_element(per_rank.begin(), per_rank.end())}, {"per_rank", per_rank}};
+}
+
+ResultSet Set(std::vector<nlohmann::json> results) {
+  ResultSet s;
+  s.source = "fixture";
+  for (auto& r : results) {
+    InstanceResult i;
+    i.name = r["scenario"]["name"];
+    i.status = r["status"];
+    i.result = r;
+    s.instances.push_back(i);
+  }
+  return s;
+}
+
+TEST(CompareVerdicts, ExactMetricsGateEveryChangeByDefault) {
+  const auto base = Set({Result("a", {Exact("grad_bytes", {74752, 74752}), Exact("comm_all_gather_bytes", {100, 100})})});
+  const auto same = Compare(base, base, DefaultGatePolicy(), "2026-12-02");
+  EXPECT_FALSE(same.red()) << ConsoleReport(same);
+  const auto grown = Set({Result("a", {Exact("grad_bytes", {74752, 76800})})});  // and the all-gather vanished
+  const auto c = Compare(base, grown, DefaultGatePolicy(), "2026-12-02");
+  EXPECT_TRUE(c.red());
+  ASSERT_EQ(c.metrics.size(), 2u);
+  EXPECT_EQ(c.metrics[0].verdict, Verdict::kRegression);
+  EXPECT_NE(c.metrics[0].detail.find("+2048 bytes"), std::string::npos) << c.metrics[0].detail;
+  EXPECT_NE(c.metrics[0].detail.find("rank 1: 74752 -> 76800"), std::string::npos) << c.metrics[0].detail;
+  EXPECT_EQ(c.metrics[1].verdict, Verdict::kImprovement);  // 100 -> 0 (omitted when zero)
+  EXPECT_EQ(c.exit_code(), ExitCode::kRegression);
+}
+
+std::string WritePolicy(const std::string& name, const std::string& text) {
+  const std::string path = testing::MakeTempDir("policy") + "/" + name + ".yaml";
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(GatePolicy, RulesByGlobSuppressionsExpireBadFieldsAreNamed) {
+  const auto p = LoadGatePolicy(WritePolicy("ok", R"(
+defaults:
+  exact: {tolerance: 0.01}
+metrics:
+  "comm_*": {tolerance: 0}
+  host_rss_peak: {gate: false}
+suppressions:
+  - {metric: grad_bytes, instance: "flat*", reason: "known, fixed in #12", expires: 2026-12-31}
+)"));
+  EXPECT_EQ(p.rule_for("comm_all_gather_bytes", "exact").tolerance, 0);
+  EXPECT_EQ(p.rule_for("grad_bytes", "exact").tolerance, 0.01);
+  EXPECT_FALSE(p.rule_for("host_rss_peak", "sampled").gate);
+  EXPECT_NE(p.suppression_for("flat_lora", "grad_bytes", "2026-12-31"), nullptr);
+  const Suppression* expired = nullptr;
+  EXPECT_EQ(p.suppression_for("flat_lora", "grad_bytes", "2027-01-01", &expired), nullptr);
+  EXPECT_NE(expired, nullptr);
+
+  auto error = [](const std::string& text) {
+    try {
+      LoadGatePolicy(WritePolicy("bad", text));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("metrics:\n  x: {alpha: 2}\n").find("metrics.x.alpha: expected a number in [0"), std::string::npos);
+  EXPECT_NE(error("metrics:\n  x: {tset: bootstrap}\n").find("metrics.x.tset: unknown rule field"), std::string::npos);
+  EXPECT_NE(error("suppressions:\n  - {metric: x, expires: 2027-01-01}\n").find("needs a reason"), std::string::npos);
+  EXPECT_NE(error("suppressions:\n  - {metric: x, reason: y, expires: soon}\n").find("expected a date YYYY-MM-DD"), std::string::npos);
+  EXPECT_NE(error("gates: {}\n").find("unknown section"), std::string::npos);
+  EXPECT_NE(error("metrics: [\n").find("not valid YAML"), std::string::npos);
+}
+
+TEST(CompareVerdicts, SuppressedRegressionsAreReportedNotRedFailedChecksAlwaysAre) {
+  const auto base = Set({Result("flat_lora", {Exact("grad_bytes", {100})})});
+  const auto cur = Set({Result("flat_lora", {Exact("grad_bytes", {200})},
+                               {{{"name", "loss_parity"}, {"passed", false}, {"detail", "max relative 1e-3"}}})});
+  const auto policy = LoadGatePolicy(WritePolicy("sup", "suppressions:\n  - {metric: grad_bytes, reason: known, expires: 2026-12-31}\n"));
+  auto c = Compare(base, cur, policy, "2026-12-02");
+  EXPECT_EQ(c.regressions(), 0);
+  EXPECT_NE(c.metrics[0].suppressed.find("known"), std::string::npos);
+  EXPECT_EQ(c.failed_checks(), 1);
+  EXPECT_TRUE(c.red());
+  c = Compare(base, cur, policy, "2027-01-05");  // expired: red again, and said so
+  EXPECT_EQ(c.regressions(), 1);
+  bool noted = false;
+  for (const auto& n : c.notes) noted |= n.find("expired on 2026-12-31") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(CompareVerdicts, MissingInstancesAreRedConfigChangesAreNoted) {
+  const auto base = Set({Result("a", {Exact("x", {1})}), Result("b", {Exact("x", {1})})});
+  const auto cur = Set({Result("a", {Exact("x", {1})}, {}, 20)});
+  const auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-02");
+  ASSERT_EQ(c.failures.size(), 1u);
+  EXPECT_NE(c.failures[0].find("'b'"), std::string::npos);
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_NE(c.notes[0].find("train.steps 10 -> 20"), std::string::npos) << c.notes[0];
+}
+
+TEST(CompareReports, MarkdownAndJUnitCarryEveryVerdictEscaped) {
+  const auto base = Set({Result("a|b<x>", {Sampled("tokens_per_s", "higher", {1000, 1002, 998, 1001, 999}), Exact("grad_bytes", {10})})});
+  const auto cur = Set({Result("a|b<x>", {Sampled("tokens_per_s", "higher", {900, 902, 898, 901, 899}), Exact("grad_bytes", {10})},
+                               {{{"name", "learning"}, {"passed", false}, {"detail", "loss \"rose\" & <fell>"}}})});
+  const auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-02");
+  const std::string md = MarkdownReport(c);
+  EXPECT_NE(md.find("| a\\|b\\<x\\> | tokens\\_per\\_s | 1,000 tokens/s | 900.00 tokens/s | -10.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**regression**"), std::string::npos) << md;
+  EXPECT_NE(md.find("RED: 1 regression, 1 failed check"), std::string::npos) << md;
+  EXPECT_NE(md.find("Unchanged (1 metrics)"), std::string::npos) << md;
+  const std::string xml = JUnitReport(c);
+  EXPECT_NE(xml.find("tests=\"3\" failures=\"2\" errors=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("classname=\"a|b&lt;x&gt;\" name=\"check learning\"><failure message=\"loss &quot;rose&quot; &amp; &lt;fell&gt;\"/>"),
+            std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<fell>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardbench
+
+namespace shardbench {
+namespace {
+
+TEST(ChangePoints, FindsAStepAndItsRunIgnoresNoise) {
+  std::vector<double> series = Samples(100, 0.01, 12, 21);
+  const auto after = Samples(110, 0.01, 10, 22);
+  series.insert(series.end(), after.begin(), after.end());
+  const auto found = DetectChangePoints(series);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].index, 12u);
+  EXPECT_NEAR(found[0].after / found[0].before, 1.10, 0.02);  // 1% noise on ~10 points a side
+  EXPECT_LT(found[0].p_value, 0.05);
+  EXPECT_TRUE(DetectChangePoints(Samples(100, 0.01, 22, 23)).empty());
+  EXPECT_TRUE(DetectChangePoints(std::vector<double>(20, 5.0)).empty());  // constant: nothing to find
+  // Deterministic: the same series, the same answer.
+  EXPECT_EQ(DetectChangePoints(series)[0].p_value, found[0].p_value);
+}
+
+TEST(ChangePoints, TwoStepsBothFound) {
+  std::vector<double> series = Samples(100, 0.005, 10, 31);
+  for (double mean : {120.0, 90.0}) {
+    const auto part = Samples(mean, 0.005, 10, static_cast<uint64_t>(mean));
+    series.insert(series.end(), part.begin(), part.end());
+  }
+  const auto found = DetectChangePoints(series);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].index, 10u);
+  EXPECT_EQ(found[1].index, 20u);
+}
+
+}  // namespace
+}  // namespace shardbench
