@@ -10,6 +10,7 @@
 
 #include "cli/compare_command.h"
 #include "cli/run_command.h"
+#include "cli/shrink_command.h"
 #include "engine/common/error.h"
 #include "engine/model/llama_config.h"
 #include "scenarios/scenario_parser.h"
@@ -77,6 +78,15 @@ int main(int argc, char** argv) {
   history_cmd->add_option("--markdown", history.markdown, "Write the change points as Markdown here");
   history_cmd->add_option("--html", history.html, "Write the trends dashboard here");
 
+  cli::ShrinkArgs shrink;
+  auto* shrink_cmd = app.add_subcommand("shrink", "Find the smallest scenario whose metric stays at least a value");
+  shrink_cmd->add_option("target", shrink.target, "Scenario: a file or a shipped name")->required();
+  shrink_cmd->add_option("--metric", shrink.metric, "The metric that shows the problem, e.g. grad_blowup")->required();
+  shrink_cmd->add_option("--at-least", shrink.at_least, "The value it must keep")->required();
+  shrink_cmd->add_option("--out", shrink.out_dir, "Output directory (default results/shrink-<name>)");
+  shrink_cmd->add_option("--max-runs", shrink.max_runs, "Give up reducing after this many runs (default 60)");
+  shrink_cmd->add_option("overrides", shrink.overrides, "key=value overrides of the starting scenario");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -88,6 +98,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cli::RunCommand(run, SelfExe(argv[0]));
     if (*compare_cmd) return cli::CompareCommand(compare);
     if (*history_cmd) return cli::HistoryCommand(history);
+    if (*shrink_cmd) return cli::ShrinkCommand(shrink, SelfExe(argv[0]));
     if (*show_cmd) {
       for (const Job& job : ResolveTarget(show_target, show_overrides, nullptr)) {
         std::cout << "# " << job.scenario.name << "  (repetitions " << job.repetitions << ", expect " << job.expect

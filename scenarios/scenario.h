@@ -87,12 +87,28 @@ struct ChecksConfig {
   bool resume = false;
 };
 
+// Reshapes a named config (0 keeps the named config's value): what `shardbench shrink` writes
+// to make a smaller reproducer. Not allowed with a checkpoint directory, whose weights fix the
+// shapes.
+struct ModelShape {
+  int64_t num_hidden_layers = 0;
+  int64_t hidden_size = 0;
+  int64_t intermediate_size = 0;
+  int64_t num_attention_heads = 0;
+  int64_t num_key_value_heads = 0;
+  int64_t vocab_size = 0;
+  bool any() const {
+    return num_hidden_layers || hidden_size || intermediate_size || num_attention_heads || num_key_value_heads || vocab_size;
+  }
+};
+
 struct Scenario {
   std::string name = "unnamed";
   std::string source;          // the file it came from ("" for built-ins)
   // A named config (tiny, 125m, 1b, llama2-7b, llama3-8b, llama2-70b) or a Hugging Face
   // checkpoint directory (config.json + model.safetensors[.index.json]).
   std::string model = "tiny";
+  ModelShape model_shape;
   model::LoraConfig lora;      // enabled=false: full fine-tune
   // reference (unsharded data parallel, the baseline) | flat (FSDP1) | per_param (FSDP2)
   std::string engine = "reference";

@@ -94,6 +94,12 @@ std::vector<ScenarioField> BuildFields() {
   return {
       StringField("name", [](Scenario& s) -> std::string& { return s.name; }),
       StringField("model", [](Scenario& s) -> std::string& { return s.model; }),
+      IntField("model_shape.num_hidden_layers", 0, [](Scenario& s) -> int64_t& { return s.model_shape.num_hidden_layers; }),
+      IntField("model_shape.hidden_size", 0, [](Scenario& s) -> int64_t& { return s.model_shape.hidden_size; }),
+      IntField("model_shape.intermediate_size", 0, [](Scenario& s) -> int64_t& { return s.model_shape.intermediate_size; }),
+      IntField("model_shape.num_attention_heads", 0, [](Scenario& s) -> int64_t& { return s.model_shape.num_attention_heads; }),
+      IntField("model_shape.num_key_value_heads", 0, [](Scenario& s) -> int64_t& { return s.model_shape.num_key_value_heads; }),
+      IntField("model_shape.vocab_size", 0, [](Scenario& s) -> int64_t& { return s.model_shape.vocab_size; }),
       BoolField("lora.enabled", [](Scenario& s) -> bool& { return s.lora.enabled; }),
       IntField("lora.r", 1, [](Scenario& s) -> int64_t& { return s.lora.r; }),
       DoubleField("lora.alpha", 0.0, [](Scenario& s) -> double& { return s.lora.alpha; }),

@@ -1,5 +1,7 @@
 #include "scenarios/scenario_parser.h"
 
+#include "scenarios/scenario_model.h"
+
 #include <filesystem>
 
 #include "engine/common/error.h"
@@ -93,10 +95,7 @@ Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string
 
 void ValidateScenario(const Scenario& s) {
   const std::string src = s.source.empty() ? "scenario '" + s.name + "'" : s.source;
-  const bool named = std::filesystem::is_directory(s.model) == false;
-  if (named) {
-    model::NamedLlamaConfig(s.model);  // InputError listing the valid names
-  }
+  ScenarioModelConfig(s);  // InputError: an unknown name (listing the valid ones), shapes that do not fit
   model::ValidateLora(s.lora, src);
   if (s.engine == "per_param" && !s.sharding.use_orig_params) {
     throw InputError(src + ": sharding.use_orig_params=false is a flat-engine (FSDP1) option; engine=per_param "

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "engine/shard/mixed_precision.h"
+#include "scenarios/scenario_model.h"
 #include "suites/engine_setup.h"
 #include "suites/model_source.h"
 
@@ -10,9 +11,7 @@ namespace shardbench {
 
 memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank) {
   memory::MemoryModelInput in;
-  in.config = std::filesystem::is_directory(s.model)
-                  ? model::LoadHfLlamaConfig((std::filesystem::path(s.model) / "config.json").string())
-                  : model::NamedLlamaConfig(s.model);
+  in.config = ScenarioModelConfig(s);
   in.lora = s.lora;
   in.engine = s.engine;
   in.policy = shard::ParseWrapPolicy(s.sharding.wrap_policy, s.sharding.min_params);

@@ -5,6 +5,7 @@
 #include "engine/checkpoint/hf_checkpoint.h"
 #include "engine/memory/tracking_allocator.h"
 #include "engine/model/storage_dtype.h"
+#include "scenarios/scenario_model.h"
 
 namespace shardbench {
 
@@ -13,8 +14,7 @@ model::StoragePolicy StoragePolicyFor(const Scenario& s) { return {s.model_dtype
 BuiltModel BuildScenarioModel(const Scenario& s, uint64_t seed, const at::Device& device) {
   BuiltModel b;
   const bool from_dir = std::filesystem::is_directory(s.model);
-  const model::LlamaConfig config = from_dir ? model::LoadHfLlamaConfig((std::filesystem::path(s.model) / "config.json").string())
-                                             : model::NamedLlamaConfig(s.model);
+  const model::LlamaConfig config = ScenarioModelConfig(s);
   // Always declared on the meta device first: each parameter gets its storage dtype (frozen
   // ones as loaded, trainable ones fp32) before a byte of it exists.
   b.model = std::make_unique<model::LlamaForCausalLM>(config, s.lora, at::TensorOptions().device(at::kMeta));

@@ -209,10 +209,19 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   if (s.checks.frozen_dtype) r.checks.push_back(FrozenDtypeCheck(*llama, built.loaded));
   if (parity) r.checks.push_back(*parity);
   r.checks.insert(r.checks.end(), checkpoint_checks.begin(), checkpoint_checks.end());
+  // Gradient bytes a rank holds over the trainable bytes it owns (catalog case 1's measure).
+  const double owned = static_cast<double>(trainable_bytes) / env.world_size;
+  double worst = 0;
+  if (owned > 0) {
+    Metric blowup_metric{"grad_blowup", "ratio", "lower", "exact", {}, {}};
+    for (const auto& a : all) {
+      worst = std::max(worst, a.grad_bytes);
+      blowup_metric.per_rank.push_back(a.grad_bytes / owned);
+    }
+    blowup_metric.samples = {worst / owned};
+    r.metrics.push_back(blowup_metric);
+  }
   if (s.checks.max_grad_blowup > 0) {
-    double worst = 0;
-    for (const auto& a : all) worst = std::max(worst, a.grad_bytes);
-    const double owned = static_cast<double>(trainable_bytes) / env.world_size;
     const double blowup = owned > 0 ? worst / owned : 0.0;
     char detail[256];
     std::snprintf(detail, sizeof(detail),

@@ -1,0 +1,32 @@
+#include "scenarios/scenario_model.h"
+
+#include <filesystem>
+
+#include "engine/common/error.h"
+
+namespace shardbench {
+
+model::LlamaConfig ScenarioModelConfig(const Scenario& s) {
+  const std::string src = s.source.empty() ? "scenario '" + s.name + "'" : s.source;
+  if (std::filesystem::is_directory(s.model)) {
+    if (s.model_shape.any()) {
+      throw InputError(src + ": model_shape reshapes a named config; '" + s.model +
+                       "' is a checkpoint directory whose weights fix the shapes");
+    }
+    return model::LoadHfLlamaConfig((std::filesystem::path(s.model) / "config.json").string());
+  }
+  model::LlamaConfig c = model::NamedLlamaConfig(s.model);
+  const ModelShape& m = s.model_shape;
+  if (!m.any()) return c;
+  if (m.num_hidden_layers) c.num_hidden_layers = m.num_hidden_layers;
+  if (m.hidden_size) c.hidden_size = m.hidden_size;
+  if (m.intermediate_size) c.intermediate_size = m.intermediate_size;
+  if (m.num_attention_heads) c.num_attention_heads = m.num_attention_heads;
+  if (m.num_key_value_heads) c.num_key_value_heads = m.num_key_value_heads;
+  if (m.vocab_size) c.vocab_size = m.vocab_size;
+  c.name = s.model + " (reshaped)";
+  c.validate(src + ": model_shape");
+  return c;
+}
+
+}  // namespace shardbench

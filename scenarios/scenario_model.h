@@ -1,0 +1,14 @@
+// The model config a scenario asks for: a named config or a checkpoint directory's config.json,
+// reshaped by `model_shape` (named configs only).
+#pragma once
+
+#include "engine/model/llama_config.h"
+#include "scenarios/scenario.h"
+
+namespace shardbench {
+
+// InputError naming the scenario and the field for an unknown name, a reshaped checkpoint
+// directory, or inconsistent shapes (e.g. hidden_size not a multiple of the heads).
+model::LlamaConfig ScenarioModelConfig(const Scenario& s);
+
+}  // namespace shardbench
