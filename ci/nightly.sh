@@ -35,7 +35,7 @@ mkdir -p "$history" "$reports"
 if [ -z "$baseline" ]; then
   baseline=$(find "$history" -mindepth 1 -maxdepth 1 -type d -name 'run-*' | sort | tail -n 1)
 fi
-run_dir=$history/run-$(date -u +%Y%m%dT%H%M%SZ)
+run_dir=$history/run-$(date -u +%Y%m%dT%H%M%SZ)-$$
 
 # Exit 1 (a check failed) is for the gate to report; 2 and 3 stop here.
 rc=0

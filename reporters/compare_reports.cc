@@ -29,6 +29,14 @@ std::string VerdictText(const MetricComparison& m) {
 
 bool Interesting(const MetricComparison& m) { return m.verdict != Verdict::kNoChange; }
 
+// Exact metrics show their exact difference ("+2,048 bytes (+0.8%)"), sampled ones the ratio.
+std::string DeltaText(const MetricComparison& m) {
+  if (m.kind != "exact" || m.current == m.base) return FormatDelta(m.ratio);
+  const double d = m.current - m.base;
+  const std::string unit = m.unit == "bytes" ? "bytes" : m.unit;
+  return (d > 0 ? "+" : "") + FormatValue(d, "count") + " " + unit + " (" + FormatDelta(m.ratio) + ")";
+}
+
 std::string Plural(int n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
 }  // namespace
@@ -50,12 +58,12 @@ std::string SummaryLine(const Comparison& c) {
 std::string ConsoleReport(const Comparison& c) {
   std::ostringstream s;
   char line[512];
-  std::snprintf(line, sizeof(line), "%-40s %-28s %14s %14s %9s  %s\n", "instance", "metric", "base", "current", "delta", "verdict");
+  std::snprintf(line, sizeof(line), "%-40s %-28s %14s %14s %22s  %s\n", "instance", "metric", "base", "current", "delta", "verdict");
   s << line;
   for (const auto& m : c.metrics) {
     if (!Interesting(m)) continue;
-    std::snprintf(line, sizeof(line), "%-40s %-28s %14s %14s %9s  %s\n", m.instance.c_str(), m.metric.c_str(),
-                  FormatValue(m.base, m.unit).c_str(), FormatValue(m.current, m.unit).c_str(), FormatDelta(m.ratio).c_str(),
+    std::snprintf(line, sizeof(line), "%-40s %-28s %14s %14s %22s  %s\n", m.instance.c_str(), m.metric.c_str(),
+                  FormatValue(m.base, m.unit).c_str(), FormatValue(m.current, m.unit).c_str(), DeltaText(m).c_str(),
                   VerdictText(m).c_str());
     s << line << "    " << m.detail << "\n";
   }
@@ -80,7 +88,7 @@ std::string MarkdownReport(const Comparison& c) {
   };
   auto row = [&](const MetricComparison& m) {
     s << "| " << EscapeMarkdown(m.instance) << " | " << EscapeMarkdown(m.metric) << " | " << EscapeMarkdown(FormatValue(m.base, m.unit))
-      << " | " << EscapeMarkdown(FormatValue(m.current, m.unit)) << " | " << FormatDelta(m.ratio) << " | "
+      << " | " << EscapeMarkdown(FormatValue(m.current, m.unit)) << " | " << EscapeMarkdown(DeltaText(m)) << " | "
       << EscapeMarkdown(Confidence(m)) << " | " << (m.red() ? "**" : "") << EscapeMarkdown(VerdictText(m)) << (m.red() ? "**" : "")
       << " |\n";
   };
@@ -142,7 +150,7 @@ std::string JUnitReport(const Comparison& c) {
     ++tests;
     cases << "  <testcase classname=\"" << EscapeXml(m.instance) << "\" name=\"gate " << EscapeXml(m.metric) << "\">";
     const std::string summary = FormatValue(m.base, m.unit) + " -> " + FormatValue(m.current, m.unit) + " (" +
-                                FormatDelta(m.ratio) + "): " + VerdictText(m) + "; " + m.detail;
+                                DeltaText(m) + "): " + VerdictText(m) + "; " + m.detail;
     if (m.red()) {
       ++failures;
       cases << "<failure message=\"" << EscapeXml(summary) << "\"/>";

@@ -267,3 +267,29 @@ TEST(ChangePoints, TwoStepsBothFound) {
 
 }  // namespace
 }  // namespace shardbench
+
+namespace shardbench {
+namespace {
+
+// The reports of one fixed comparison, byte for byte (tests/golden/). After an intended change
+// of the format, regenerate with SHARDBENCH_UPDATE_GOLDEN=1 and review the diff.
+TEST(CompareReports, GoldenMarkdownAndJUnit) {
+  const auto base = Set({Result("flat_lora", {Sampled("tokens_per_s", "higher", {1000, 1002, 998, 1001, 999}),
+                                              Exact("grad_bytes", {259584, 259584}), Exact("optim_state_bytes", {149504, 149504})}),
+                         Result("smoke", {Exact("grad_bytes", {10})})});
+  const auto cur = Set({Result("flat_lora", {Sampled("tokens_per_s", "higher", {1100, 1102, 1098, 1101, 1099}),
+                                             Exact("grad_bytes", {259584, 261632}), Exact("optim_state_bytes", {149504, 149504})},
+                               {{{"name", "learning"}, {"passed", true}, {"detail", "loss dropped"}}})});
+  const auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-02");
+  const std::string dir = std::string(SHARDBENCH_SOURCE_DIR) + "/tests/golden/";
+  for (const auto& [file, text] : {std::pair<std::string, std::string>{"compare_report.md", MarkdownReport(c)},
+                                   {"compare_report.junit.xml", JUnitReport(c)}}) {
+    if (std::getenv("SHARDBENCH_UPDATE_GOLDEN")) std::ofstream(dir + file) << text;
+    std::ifstream in(dir + file);
+    const std::string golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, golden) << file << " differs from the golden output (SHARDBENCH_UPDATE_GOLDEN=1 regenerates it)";
+  }
+}
+
+}  // namespace
+}  // namespace shardbench
