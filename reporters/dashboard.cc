@@ -79,7 +79,15 @@ nlohmann::json DashboardData(const DashboardInput& in) {
   if (in.current) data["instances"] = InstancesJson(in.base, *in.current);
   if (in.base) AddProvenance(data["provenance"], "base", *in.base);
   if (in.current) AddProvenance(data["provenance"], "current", *in.current);
-  if (in.history) data["history"] = HistoryJson(*in.history);
+  if (in.history) {
+    data["history"] = HistoryJson(*in.history);
+    if (!in.comparison) {  // a history page: every run's provenance
+      for (size_t r = 0; r < in.history->runs.size(); ++r) {
+        data["provenance"].push_back({{"label", "run " + std::to_string(r)}, {"source", in.history->runs[r]},
+                                      {"started_at", in.history->started_at[r]}, {"provenance", in.history->provenance[r]}});
+      }
+    }
+  }
   return data;
 }
 

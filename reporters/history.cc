@@ -27,6 +27,13 @@ History BuildHistory(const std::vector<ResultSet>& runs, const std::string& inst
   for (size_t r = 0; r < runs.size(); ++r) {
     h.runs.push_back(runs[r].source);
     h.started_at.push_back(runs[r].started_at);
+    h.provenance.push_back(nlohmann::json::object());
+    for (const auto& inst : runs[r].instances) {
+      if (!inst.result.is_null()) {
+        h.provenance.back() = inst.result.value("provenance", nlohmann::json::object());
+        break;
+      }
+    }
     for (const auto& inst : runs[r].instances) {
       if (inst.result.is_null() || !GlobMatch(instance_glob, inst.name)) continue;
       for (const auto& m : inst.result["metrics"]) {

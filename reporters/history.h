@@ -24,6 +24,7 @@ struct MetricSeries {
 struct History {
   std::vector<std::string> runs;        // each run's source (directory), oldest first
   std::vector<std::string> started_at;  // each run's start time
+  std::vector<nlohmann::json> provenance;  // each run's (its first instance's: one build, one host)
   std::vector<MetricSeries> series;     // only those matching the filters, with enough points
 };
 

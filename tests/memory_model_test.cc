@@ -8,29 +8,12 @@
 #include "engine/memory/memory_model.h"
 #include "engine/shard/flat_sharded_model.h"
 #include "engine/shard/per_param_sharded_model.h"
+#include "tests/layout_only_comm.h"
 
 namespace shardbench {
 namespace {
 
-// Rank `rank` of `world`, for building layouts in one process; any collective is an error.
-class LayoutOnlyComm : public comm::Communicator {
- public:
-  LayoutOnlyComm(int rank, int world) : Communicator(rank, world, {}) {}
-  std::string backend() const override { return "none"; }
-
- protected:
-  comm::WorkHandle do_all_gather(const at::Tensor&, const at::Tensor&, const std::vector<int64_t>&) override { return fail(); }
-  comm::WorkHandle do_reduce_scatter(const at::Tensor&, const at::Tensor&, const std::vector<int64_t>&) override {
-    return fail();
-  }
-  comm::WorkHandle do_all_reduce(const at::Tensor&) override { return fail(); }
-  comm::WorkHandle do_broadcast(const at::Tensor&, int) override { return fail(); }
-  comm::WorkHandle do_scatter(const at::Tensor&, const at::Tensor&, int) override { return fail(); }
-  comm::WorkHandle do_barrier() override { return fail(); }
-
- private:
-  comm::WorkHandle fail() { throw std::logic_error("layout-only communicator: no collectives"); }
-};
+using testing::LayoutOnlyComm;
 
 struct Case {
   const char* policy;

@@ -12,6 +12,7 @@
 #include "engine/shard/flat_sharded_model.h"
 #include "engine/shard/per_param_sharded_model.h"
 #include "suites/model_source.h"
+#include "tests/layout_only_comm.h"
 #include "tests/multi_rank.h"
 
 namespace shardbench {
@@ -103,23 +104,7 @@ TEST(StorageDtype, LinearComputesInItsWeightsDtypeAndKeepsTheBaseOutputDtype) {
   EXPECT_TRUE(at::equal(y, want));
 }
 
-// One process, the layouts of rank `rank` of `world`: no collective runs while sharding.
-class LayoutOnly : public comm::Communicator {
- public:
-  LayoutOnly(int rank, int world) : Communicator(rank, world, {}) {}
-  std::string backend() const override { return "none"; }
-
- protected:
-  comm::WorkHandle do_all_gather(const at::Tensor&, const at::Tensor&, const std::vector<int64_t>&) override { return fail(); }
-  comm::WorkHandle do_reduce_scatter(const at::Tensor&, const at::Tensor&, const std::vector<int64_t>&) override { return fail(); }
-  comm::WorkHandle do_all_reduce(const at::Tensor&) override { return fail(); }
-  comm::WorkHandle do_broadcast(const at::Tensor&, int) override { return fail(); }
-  comm::WorkHandle do_scatter(const at::Tensor&, const at::Tensor&, int) override { return fail(); }
-  comm::WorkHandle do_barrier() override { return fail(); }
-
- private:
-  comm::WorkHandle fail() { throw std::logic_error("layout only: no collectives"); }
-};
+using LayoutOnly = testing::LayoutOnlyComm;
 
 std::unique_ptr<model::LlamaForCausalLM> StoredModel(const model::StoragePolicy& policy) {
   auto m = std::make_unique<model::LlamaForCausalLM>(model::NamedLlamaConfig("tiny"), Lora(), at::TensorOptions().device(at::kMeta));
