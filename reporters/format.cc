@@ -34,6 +34,16 @@ std::string FormatValue(double value, const std::string& unit) {
     if (a < 10 * 1024.0 * 1024 * 1024) return Printf("%.2f MiB", value / (1024.0 * 1024));
     return Printf("%.2f GiB", value / (1024.0 * 1024 * 1024));
   }
+  if (unit == "FLOPs" || unit == "FLOP/s") {  // SI prefixes: 26.04 GFLOP/s
+    const char* prefixes[] = {"", "K", "M", "G", "T", "P", "E"};
+    int i = 0;
+    double v = value;
+    while (std::abs(v) >= 1000 && i < 6) {
+      v /= 1000;
+      ++i;
+    }
+    return Printf("%.2f ", v) + prefixes[i] + unit;
+  }
   if (unit == "s") return std::abs(value) < 1 ? Printf("%.2f ms", value * 1e3) : Printf("%.3f s", value);
   if (unit == "count") return Grouped(value);
   if (unit == "ratio") return Printf("%.4f", value);

@@ -10,6 +10,8 @@
 #include "engine/memory/tracking_allocator.h"
 #include "engine/model/hf_weights.h"
 #include "engine/model/synthetic_data.h"
+#include "engine/profile/model_flops.h"
+#include "scenarios/scenario_model.h"
 #include "engine/train/trainer.h"
 #include "reporters/provenance.h"
 #include "scenarios/scenario_parser.h"
@@ -203,6 +205,17 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   r.loss = rec.loss;
   const int64_t global_tokens = b * accum * s.train.seq_len * env.world_size;
   r.metrics = BuildMetrics(all, s.train.warmup_steps, global_tokens, params_total, params_trainable);
+  // Model FLOPs (engine/profile/model_flops.h): per token from the shapes, and what the
+  // measured tokens/s achieve (MFU's numerator; its denominator needs a device's peak).
+  const double flops_per_token = static_cast<double>(profile::ModelFlopsPerToken(ScenarioModelConfig(s), s.lora, s.train.seq_len).per_token());
+  r.metrics.push_back({"model_flops_per_token", "FLOPs", "lower", "exact", {flops_per_token}, {}});
+  for (const auto& m : std::vector<Metric>(r.metrics)) {
+    if (m.name != "tokens_per_s") continue;
+    Metric achieved{"achieved_flops_per_s", "FLOP/s", "higher", "sampled", {}, {}};
+    for (double t : m.samples) achieved.samples.push_back(t * flops_per_token);
+    for (double t : m.per_rank) achieved.per_rank.push_back(t * flops_per_token);
+    r.metrics.push_back(achieved);
+  }
   r.memory = BuildMemory(all);
   r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s, 0), ToJson(r)["memory"][0]);
   if (s.checks.learning) r.checks.push_back(LearningCheck(rec.loss, engine.trainable(), before, after));
