@@ -11,7 +11,7 @@
 namespace shardbench {
 namespace {
 constexpr size_t kCollectives = static_cast<size_t>(comm::Collective::kCount);
-constexpr size_t kScalars = 22;
+constexpr size_t kScalars = 25;
 constexpr size_t kCategories = memory::kCategories;
 
 double Max(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
@@ -45,7 +45,7 @@ std::vector<double> RankRecord::pack() const {
                    params_unsharded_peak_bytes, grad_bytes, grads_unsharded_peak_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read,
                    tracked_peak, device_allocated_peak, device_reserved_peak, checkpoint_save_seconds,
                    checkpoint_load_seconds, checkpoint_bytes, checkpoint_bytes_total, checkpoint_save_peak_bytes,
-                   init_peak_bytes}) {
+                   init_peak_bytes, device_active_peak, device_alloc_retries, device_ooms}) {
     out.push_back(x);
   }
   for (const auto* v : {&comm_counts, &comm_bytes, &comm_seconds}) {
@@ -73,7 +73,7 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
                     &r.rss_peak_bytes, &r.checkpoint_bytes_read, &r.tracked_peak, &r.device_allocated_peak,
                     &r.device_reserved_peak, &r.checkpoint_save_seconds, &r.checkpoint_load_seconds,
                     &r.checkpoint_bytes, &r.checkpoint_bytes_total, &r.checkpoint_save_peak_bytes,
-                    &r.init_peak_bytes}) {
+                    &r.init_peak_bytes, &r.device_active_peak, &r.device_alloc_retries, &r.device_ooms}) {
     *x = p[i++];
   }
   for (auto* v : {&r.comm_counts, &r.comm_bytes, &r.comm_seconds}) {
@@ -85,7 +85,7 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
     i += kCategories;
   }
   r.param_bytes_by_dtype.assign(p.begin() + i, p.begin() + i + kStorageDtypes.size());
-  static_assert(kScalars == 22, "keep pack/unpack in step");
+  static_assert(kScalars == 25, "keep pack/unpack in step");
   return r;
 }
 
@@ -175,6 +175,20 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
   {
     auto v = per_rank([](const RankRecord& r) { return r.rss_peak_bytes; });
     out.push_back({"host_rss_peak", "bytes", "lower", "sampled", {Max(v)}, v});
+  }
+  if (ranks[0].device_allocated_peak >= 0) {
+    // The CUDA caching allocator: allocated and active bytes and the retry/OOM counts follow
+    // the program's allocations (exact); reserved bytes and fragmentation (reserved -
+    // allocated at the peaks) depend on how the cache happened to split blocks (sampled).
+    auto device = [&](double RankRecord::*f) { return per_rank([f](const RankRecord& r) { return r.*f; }); };
+    out.push_back(Exact("device_allocated_peak", "bytes", device(&RankRecord::device_allocated_peak)));
+    out.push_back(Exact("device_active_peak", "bytes", device(&RankRecord::device_active_peak)));
+    auto reserved = device(&RankRecord::device_reserved_peak);
+    out.push_back({"device_reserved_peak", "bytes", "lower", "sampled", {Max(reserved)}, reserved});
+    auto fragmentation = per_rank([](const RankRecord& r) { return r.device_reserved_peak - r.device_allocated_peak; });
+    out.push_back({"device_fragmentation_peak", "bytes", "lower", "sampled", {Max(fragmentation)}, fragmentation});
+    out.push_back(Exact("device_alloc_retries", "count", device(&RankRecord::device_alloc_retries)));
+    out.push_back(Exact("device_ooms", "count", device(&RankRecord::device_ooms)));
   }
   if (ranks[0].checkpoint_save_seconds >= 0) {
     auto save = per_rank([](const RankRecord& r) { return r.checkpoint_save_seconds; });

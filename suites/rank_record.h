@@ -38,8 +38,11 @@ struct RankRecord {
   // From the tracking allocator over the measured steps (bytes): overall peak, the breakdown
   // at that peak, and each category's own peak, per memory::Category.
   double tracked_peak = 0;
-  // The CUDA caching allocator's peaks over the measured steps (-1: not a GPU run).
-  double device_allocated_peak = -1, device_reserved_peak = -1;
+  // The CUDA caching allocator's own statistics over the measured steps (-1: not a GPU run):
+  // peaks of allocated, reserved and active bytes, allocation retries (cudaMalloc failed, cache
+  // freed, retried) and OOMs.
+  double device_allocated_peak = -1, device_reserved_peak = -1, device_active_peak = -1;
+  double device_alloc_retries = -1, device_ooms = -1;
   std::vector<double> tracked_at_peak, tracked_peak_by;
 
   void set_comm(const comm::CommStats& stats);

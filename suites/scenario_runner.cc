@@ -173,6 +173,9 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     if (const auto d = memory::ReadDeviceMemory(device.index())) {
       rec.device_allocated_peak = static_cast<double>(d->allocated_peak);
       rec.device_reserved_peak = static_cast<double>(d->reserved_peak);
+      rec.device_active_peak = static_cast<double>(d->active_peak);
+      rec.device_alloc_retries = static_cast<double>(d->alloc_retries);
+      rec.device_ooms = static_cast<double>(d->ooms);
     }
   }
   if (s.checks.learning) after = engine.fingerprints();

@@ -16,6 +16,8 @@ std::optional<DeviceMemoryStats> ReadDeviceMemory(int device_index) {
   out.allocated_peak = stats.allocated_bytes[kAggregate].peak;
   out.reserved_current = stats.reserved_bytes[kAggregate].current;
   out.reserved_peak = stats.reserved_bytes[kAggregate].peak;
+  out.active_current = stats.active_bytes[kAggregate].current;
+  out.active_peak = stats.active_bytes[kAggregate].peak;
   out.alloc_retries = stats.num_alloc_retries;
   out.ooms = stats.num_ooms;
   return out;

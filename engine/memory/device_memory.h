@@ -11,6 +11,7 @@ namespace shardbench::memory {
 struct DeviceMemoryStats {
   int64_t allocated_current = 0, allocated_peak = 0;
   int64_t reserved_current = 0, reserved_peak = 0;
+  int64_t active_current = 0, active_peak = 0;
   int64_t alloc_retries = 0, ooms = 0;
 };
 

@@ -1,0 +1,61 @@
+// What a rank measured travels to rank 0 as a packed vector and becomes the result's metrics:
+// the round trip keeps every field, and the CUDA allocator's statistics (here from a fake
+// source: records filled by hand, as ReadDeviceMemory would on a GPU) become the device metrics
+// with the right kinds.
+#include <gtest/gtest.h>
+
+#include "suites/rank_record.h"
+
+namespace shardbench {
+namespace {
+
+RankRecord FakeGpuRank(double allocated, double reserved, double retries) {
+  RankRecord r(3);
+  r.step_seconds = {0.1, 0.1, 0.1};
+  r.optimizer_seconds = {0.01, 0.01, 0.01};
+  r.grad_sync_seconds = {0.02, 0.02, 0.02};
+  r.loss = {3, 2, 1};
+  r.device_allocated_peak = allocated;
+  r.device_reserved_peak = reserved;
+  r.device_active_peak = allocated - 512;
+  r.device_alloc_retries = retries;
+  r.device_ooms = 0;
+  return r;
+}
+
+const Metric& Find(const std::vector<Metric>& metrics, const std::string& name) {
+  for (const auto& m : metrics) {
+    if (m.name == name) return m;
+  }
+  throw std::runtime_error("no metric " + name);
+}
+
+TEST(RankRecord, PackUnpackKeepsEveryField) {
+  RankRecord r = FakeGpuRank(4096, 6144, 2);
+  r.init_peak_bytes = 123;
+  r.param_bytes_by_dtype = {1, 2, 3};
+  const RankRecord back = RankRecord::Unpack(r.pack(), 3);
+  EXPECT_EQ(back.loss, r.loss);
+  EXPECT_EQ(back.init_peak_bytes, 123);
+  EXPECT_EQ(back.device_active_peak, 4096 - 512);
+  EXPECT_EQ(back.device_alloc_retries, 2);
+  EXPECT_EQ(back.device_ooms, 0);
+  EXPECT_EQ(back.param_bytes_by_dtype, r.param_bytes_by_dtype);
+}
+
+TEST(RankRecord, DeviceAllocatorStatisticsBecomeMetricsOnlyOnGpuRuns) {
+  const auto gpu = BuildMetrics({FakeGpuRank(4096, 6144, 0), FakeGpuRank(8192, 8192, 3)}, 1, 100, 10, 5);
+  EXPECT_EQ(Find(gpu, "device_allocated_peak").kind, "exact");
+  EXPECT_EQ(Find(gpu, "device_allocated_peak").per_rank, (std::vector<double>{4096, 8192}));
+  EXPECT_EQ(Find(gpu, "device_reserved_peak").kind, "sampled");
+  EXPECT_EQ(Find(gpu, "device_fragmentation_peak").per_rank, (std::vector<double>{2048, 0}));
+  EXPECT_EQ(Find(gpu, "device_alloc_retries").samples, std::vector<double>{3});
+  EXPECT_EQ(Find(gpu, "device_ooms").samples, std::vector<double>{0});
+  EXPECT_EQ(Find(gpu, "device_active_peak").per_rank, (std::vector<double>{3584, 7680}));
+  RankRecord cpu(3);
+  cpu.step_seconds = cpu.optimizer_seconds = cpu.grad_sync_seconds = {0.1, 0.1, 0.1};
+  for (const auto& m : BuildMetrics({cpu}, 1, 100, 10, 5)) EXPECT_EQ(m.name.rfind("device_", 0), std::string::npos) << m.name;
+}
+
+}  // namespace
+}  // namespace shardbench
