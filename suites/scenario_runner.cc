@@ -10,6 +10,7 @@
 #include "engine/memory/tracking_allocator.h"
 #include "engine/model/hf_weights.h"
 #include "engine/model/synthetic_data.h"
+#include "engine/profile/matmul_peak.h"
 #include "engine/profile/model_flops.h"
 #include "scenarios/scenario_model.h"
 #include "engine/train/trainer.h"
@@ -218,6 +219,19 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     for (double t : m.samples) achieved.samples.push_back(t * flops_per_token);
     for (double t : m.per_rank) achieved.per_rank.push_back(t * flops_per_token);
     r.metrics.push_back(achieved);
+    if (device.is_cuda()) {
+      // MFU: the model FLOPs all ranks achieve over world_size times one device's peak, both
+      // the peak this device reaches in a bf16 matmul now and the datasheet's (when known).
+      const double peak = profile::CalibrateMatmulPeak(device, at::kBFloat16, 8192).best_flops_per_s;
+      r.metrics.push_back({"matmul_peak_flops_per_s", "FLOP/s", "higher", "sampled", {peak}, {}});
+      auto mfu_against = [&](const std::string& name, double device_peak) {
+        Metric mfu{name, "ratio", "higher", "sampled", {}, {}};
+        for (double a : achieved.samples) mfu.samples.push_back(a / (device_peak * env.world_size));
+        r.metrics.push_back(mfu);
+      };
+      mfu_against("mfu", peak);
+      if (auto datasheet = profile::DatasheetBf16Peak(profile::CudaDeviceName(device.index()))) mfu_against("mfu_datasheet", *datasheet);
+    }
   }
   r.memory = BuildMemory(all);
   r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s, 0), ToJson(r)["memory"][0]);

@@ -4,6 +4,7 @@
 
 #include "engine/model/llama_config.h"
 #include "engine/profile/kernel_overlap.h"
+#include "engine/profile/matmul_peak.h"
 #include "engine/profile/model_flops.h"
 
 namespace shardbench {
@@ -62,6 +63,23 @@ TEST(KernelOverlap, ExposedCommunicationIsWhatNoComputeCovers) {
   // Nothing to hide: fully "overlapped"; nothing hidden: 0.
   EXPECT_DOUBLE_EQ(profile::SummarizeOverlap({{"gemm", 7, 0, 10}}).overlap_ratio(), 1.0);
   EXPECT_DOUBLE_EQ(profile::SummarizeOverlap({{"ncclDevKernel_AllReduce", 20, 0, 10}, {"gemm", 7, 10, 20}}).overlap_ratio(), 0.0);
+}
+
+}  // namespace
+}  // namespace shardbench
+
+namespace shardbench {
+namespace {
+
+TEST(MatmulPeak, CountsEveryTimedProductAndKnowsTheDatasheets) {
+  const auto p = profile::CalibrateMatmulPeak(c10::Device(c10::kCPU), c10::kFloat, 64, /*repetitions=*/2, /*per_round=*/3);
+  EXPECT_EQ(p.iterations, 6);  // the warmup round is not counted
+  EXPECT_EQ(p.flops, 6 * 2.0 * 64 * 64 * 64);
+  EXPECT_GT(p.best_flops_per_s, 0);
+  EXPECT_EQ(profile::DatasheetBf16Peak("NVIDIA H200"), 989.4e12);
+  EXPECT_EQ(profile::DatasheetBf16Peak("NVIDIA H100 PCIe"), 756e12);
+  EXPECT_EQ(profile::DatasheetBf16Peak("NVIDIA A100-SXM4-80GB"), 312e12);
+  EXPECT_FALSE(profile::DatasheetBf16Peak("AMD EPYC").has_value());
 }
 
 }  // namespace
