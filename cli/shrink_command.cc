@@ -2,13 +2,13 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "cli/run_command.h"
 #include "engine/common/durable_file.h"
 #include "engine/common/error.h"
+#include "reporters/result_set.h"
 #include "scenarios/scenario_parser.h"
 #include "suites/shrink.h"
 #include "suites/suite.h"
@@ -22,21 +22,14 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
   return a;
 }
 
-nlohmann::json ReadJson(const fs::path& p) {
-  std::ifstream in(p);
-  return nlohmann::json::parse(in);
-}
-
 // The metric of the one instance of a run directory: an exact metric's value (its largest
 // rank), a sampled one's median. None when the run produced no result.
 std::optional<double> MetricOf(const fs::path& run_dir, const std::string& name) {
   if (!fs::exists(run_dir / "index.json")) return std::nullopt;
-  const auto index = ReadJson(run_dir / "index.json");
-  const auto& entry = index["instances"].at(0);
-  if (!entry["file"].is_string()) return std::nullopt;
-  const auto result = ReadJson(run_dir / entry["file"].get<std::string>());
+  const ResultSet run = LoadResultSet(run_dir.string());
+  if (run.instances.empty() || run.instances.front().result.is_null()) return std::nullopt;
   std::string known;
-  for (const auto& m : result["metrics"]) {
+  for (const auto& m : run.instances.front().result["metrics"]) {
     if (m["name"] == name) return m["median"].is_null() ? std::nullopt : std::optional<double>(m["median"].get<double>());
     known += (known.empty() ? "" : ", ") + m["name"].get<std::string>();
   }

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "reporters/splitmix.h"
+
 namespace shardbench {
 namespace {
 
@@ -39,13 +41,6 @@ Split BestSplit(const std::vector<double>& x, size_t min_segment) {
   return best;
 }
 
-uint64_t Next(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 double Mean(const std::vector<double>& x, size_t begin, size_t end) {
   return std::accumulate(x.begin() + static_cast<long>(begin), x.begin() + static_cast<long>(end), 0.0) /
          static_cast<double>(end - begin);
@@ -59,7 +54,7 @@ void Segment(const std::vector<double>& x, size_t begin, size_t end, const Chang
   int as_large = 0;
   std::vector<double> shuffled(part);
   for (int p = 0; p < o.permutations; ++p) {
-    for (size_t i = shuffled.size(); i > 1; --i) std::swap(shuffled[i - 1], shuffled[Next(rng) % i]);  // Fisher-Yates
+    for (size_t i = shuffled.size(); i > 1; --i) std::swap(shuffled[i - 1], shuffled[SplitMix64(rng) % i]);  // Fisher-Yates
     if (BestSplit(shuffled, o.min_segment).q >= best.q) ++as_large;
   }
   const double p_value = static_cast<double>(as_large + 1) / static_cast<double>(o.permutations + 1);

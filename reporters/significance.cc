@@ -5,6 +5,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "reporters/splitmix.h"
 #include "reporters/statistics.h"
 
 namespace shardbench {
@@ -52,16 +53,9 @@ std::vector<double> ExactUCounts(int m, int n) {
   return f[m][n];
 }
 
-uint64_t SplitMix(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 double ResampledMedian(const std::vector<double>& x, uint64_t& state, std::vector<double>& scratch) {
   scratch.resize(x.size());
-  for (auto& v : scratch) v = x[SplitMix(state) % x.size()];
+  for (auto& v : scratch) v = x[SplitMix64(state) % x.size()];
   return Percentile(scratch, 50);
 }
 
