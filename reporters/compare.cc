@@ -81,6 +81,18 @@ void JudgeExact(MetricComparison& c, const nlohmann::json* base, const nlohmann:
   }
 }
 
+// The policy's absolute holds on the current value (after the relative judgement, which they
+// can only make stricter).
+void ApplyHolds(MetricComparison& c, const MetricRule& rule, bool has_current) {
+  if (!has_current) return;
+  auto violated = [&](const char* what, double bound) {
+    c.verdict = Verdict::kRegression;
+    c.detail += std::string("; the policy holds it ") + what + " " + Fixed(bound, 4) + ", current " + Fixed(c.current, 4);
+  };
+  if (rule.at_least && c.current < *rule.at_least) violated("at least", *rule.at_least);
+  if (rule.at_most && c.current > *rule.at_most) violated("at most", *rule.at_most);
+}
+
 // The scenario fields that differ between two resolved configs ("train.steps 20 -> 10").
 void DiffConfig(const nlohmann::json& a, const nlohmann::json& b, const std::string& prefix, std::vector<std::string>& out) {
   if (a.is_object() && b.is_object()) {
@@ -233,8 +245,11 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
       mc.gated = rule.gate;
       if (mc.kind == "exact") {
         JudgeExact(mc, bm, cm, rule);
+        ApplyHolds(mc, rule, cm != nullptr);
       } else {
-        JudgeSampled(mc, SamplesFor(*bm, rule), SamplesFor(*cm, rule), rule);
+        const auto current_samples = SamplesFor(*cm, rule);
+        JudgeSampled(mc, SamplesFor(*bm, rule), current_samples, rule);
+        ApplyHolds(mc, rule, !current_samples.empty());
       }
       const Suppression* expired = nullptr;
       if (const Suppression* s = policy.suppression_for(b.name, name, today, &expired)) {

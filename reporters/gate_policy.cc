@@ -63,11 +63,13 @@ void ApplyRule(const YAML::Node& node, const std::string& where, MetricRule& rul
       rule.tolerance = ReadFraction(v, at, 0, 10);
     } else if (key == "gate") {
       rule.gate = Read<bool>(v, at, "true or false");
+    } else if (key == "at_least" || key == "at_most") {
+      (key == "at_least" ? rule.at_least : rule.at_most) = Read<double>(v, at, "a number");
     } else if (key == "better") {
       rule.better = ReadChoice(v, at, {"lower", "higher"});
     } else {
       throw InputError(at + ": unknown rule field (known: test, alpha, confidence, min_effect, min_samples, samples, "
-                       "tolerance, gate, better)");
+                       "tolerance, gate, better, at_least, at_most)");
     }
   }
 }

@@ -8,6 +8,7 @@
 //     tokens_per_s: {min_effect: 0.05}
 //     host_rss_peak: {gate: false}          # reported, never red
 //     "comm_*_bytes": {tolerance: 0}
+//     comm_overlap_ratio: {at_least: 0.8}   # held absolutely, whatever the base measured
 //   suppressions:
 //     - {metric: tokens_per_s, instance: "nightly_engines*", reason: "...", expires: 2027-01-31}
 #pragma once
@@ -29,6 +30,10 @@ struct MetricRule {
   // Exact metrics: relative change allowed in the worse direction (0: any change is red).
   double tolerance = 0;
   bool gate = true;                   // false: reported, never red
+  // Absolute holds on CURRENT's median (sampled) or largest rank (exact), whatever the base
+  // was: a value past one is a regression even when the base was just as bad. A ratio that
+  // must stay high (comm_overlap_ratio) or a budget that must not be crossed.
+  std::optional<double> at_least, at_most;
   std::optional<std::string> better;  // overrides the result's direction (lower | higher)
 };
 

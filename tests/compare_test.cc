@@ -184,6 +184,7 @@ suppressions:
   EXPECT_NE(error("metrics:\n  x: {tset: bootstrap}\n").find("metrics.x.tset: unknown rule field"), std::string::npos);
   EXPECT_NE(error("suppressions:\n  - {metric: x, expires: 2027-01-01}\n").find("needs a reason"), std::string::npos);
   EXPECT_NE(error("suppressions:\n  - {metric: x, reason: y, expires: soon}\n").find("expected a date YYYY-MM-DD"), std::string::npos);
+  EXPECT_NE(error("metrics:\n  x: {at_least: high}\n").find("metrics.x.at_least: expected a number, got 'high'"), std::string::npos);
   EXPECT_NE(error("gates: {}\n").find("unknown section"), std::string::npos);
   EXPECT_NE(error("metrics: [\n").find("not valid YAML"), std::string::npos);
 }
@@ -203,6 +204,32 @@ TEST(CompareVerdicts, SuppressedRegressionsAreReportedNotRedFailedChecksAlwaysAr
   bool noted = false;
   for (const auto& n : c.notes) noted |= n.find("expired on 2026-12-31") != std::string::npos;
   EXPECT_TRUE(noted);
+}
+
+// An absolute hold: an overlap ratio that was already low in the base is still red, an
+// unchanged healthy one is not; a budget on an exact metric likewise.
+TEST(CompareVerdicts, PolicyHoldsAreAbsolute) {
+  const auto policy = LoadGatePolicy(WritePolicy("hold", "metrics:\n  kernel_overlap_ratio: {at_least: 0.8}\n"
+                                                         "  grad_bytes: {at_most: 150}\n"));
+  auto ratio = [](double v) { return Sampled("kernel_overlap_ratio", "higher", {v, v, v, v, v}); };
+  auto verdict = [&](double base, double current, double base_bytes, double current_bytes) {
+    const auto c = Compare(Set({Result("a", {ratio(base), Exact("grad_bytes", {base_bytes})})}),
+                           Set({Result("a", {ratio(current), Exact("grad_bytes", {current_bytes})})}), policy, "2026-12-02");
+    return std::make_pair(c.metrics.at(0), c.metrics.at(1));
+  };
+  auto [held, bytes] = verdict(0.95, 0.95, 100, 100);
+  EXPECT_EQ(held.verdict, Verdict::kNoChange) << held.detail;
+  EXPECT_EQ(bytes.verdict, Verdict::kNoChange) << bytes.detail;
+  std::tie(held, bytes) = verdict(0.5, 0.5, 200, 200);  // no change against the base, past both holds
+  EXPECT_EQ(held.verdict, Verdict::kRegression);
+  EXPECT_NE(held.detail.find("holds it at least 0.8000, current 0.5000"), std::string::npos) << held.detail;
+  EXPECT_EQ(bytes.verdict, Verdict::kRegression);
+  EXPECT_NE(bytes.detail.find("at most 150"), std::string::npos) << bytes.detail;
+  // Too few samples for the relative test still leaves the hold to judge.
+  const auto few = Compare(Set({Result("a", {Sampled("kernel_overlap_ratio", "higher", {0.9})})}),
+                           Set({Result("a", {Sampled("kernel_overlap_ratio", "higher", {0.3})})}), policy, "2026-12-02");
+  EXPECT_EQ(few.metrics.at(0).verdict, Verdict::kRegression) << few.metrics.at(0).detail;
+  EXPECT_NE(LoadGatePolicy(WritePolicy("hold_ok", "metrics:\n  x: {at_least: 0.5}\n")).rule_for("x", "sampled").at_least, std::nullopt);
 }
 
 TEST(CompareVerdicts, MissingInstancesAreRedConfigChangesAreNoted) {
