@@ -11,8 +11,10 @@
 #include "engine/comm/process_launcher.h"
 #include "engine/comm/rendezvous.h"
 #include "engine/common/error.h"
+#include "reporters/dashboard.h"
 #include "reporters/provenance.h"
 #include "reporters/repetitions.h"
+#include "reporters/result_set.h"
 #include "reporters/run_result.h"
 #include "scenarios/scenario_parser.h"
 #include "suites/scenario_runner.h"
@@ -186,6 +188,9 @@ int RunCommand(const RunArgs& args, const std::string& self_exe) {
     index["instances"].push_back(entry);
     WriteFileAtomically(out_dir + "/index.json", index.dump(2) + "\n");  // progress survives a crash
   }
+  // The run's own page (no base to compare with): results, memory, losses, provenance.
+  const ResultSet written = LoadResultSet(out_dir);
+  WriteFileAtomically(out_dir + "/dashboard.html", DashboardHtml({title, nullptr, nullptr, &written, nullptr}));
   if (!args.quiet) PrintIndex(index, out_dir);
   if (worst >= 2) return worst;
   return all_as_expected ? 0 : 1;

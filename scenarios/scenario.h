@@ -87,6 +87,14 @@ struct ChecksConfig {
   bool resume = false;
 };
 
+// Optional instrumentation that costs time of its own.
+struct ProfileConfig {
+  // Record every GPU kernel with CUPTI over the measured steps (a device synchronisation and a
+  // buffer flush after each step, outside its timer): metrics kernel_comm_time,
+  // kernel_exposed_comm_time, kernel_compute_time, kernel_overlap_ratio. Needs backend nccl.
+  bool kernel_trace = false;
+};
+
 // Reshapes a named config (0 keeps the named config's value): what `shardbench shrink` writes
 // to make a smaller reproducer. Not allowed with a checkpoint directory, whose weights fix the
 // shapes.
@@ -131,6 +139,7 @@ struct Scenario {
   TrainConfig train;
   CheckpointConfig checkpoint;
   ChecksConfig checks;
+  ProfileConfig profile;
   // Known breakages to inject (engine/common/failpoints.h); empty in any honest run.
   std::vector<std::string> failpoints;
   int world_size = 1;

@@ -149,6 +149,7 @@ std::vector<ScenarioField> BuildFields() {
       BoolField("checks.frozen_dtype", [](Scenario& s) -> bool& { return s.checks.frozen_dtype; }),
       BoolField("checks.state_dict_roundtrip", [](Scenario& s) -> bool& { return s.checks.state_dict_roundtrip; }),
       BoolField("checks.resume", [](Scenario& s) -> bool& { return s.checks.resume; }),
+      BoolField("profile.kernel_trace", [](Scenario& s) -> bool& { return s.profile.kernel_trace; }),
       {"failpoints", "a list of failpoint names",
        [](Scenario& s, const YAML::Node& n) {
          s.failpoints = ReadStringList(n, "a list of failpoint names");

@@ -139,6 +139,10 @@ void ValidateScenario(const Scenario& s) {
                        std::to_string(s.total_steps() - 1) + " (steps remain to resume)");
     }
   }
+  if (s.profile.kernel_trace && s.backend != "nccl") {
+    throw InputError(src + ": profile.kernel_trace records GPU kernels with CUPTI: it needs backend nccl (one GPU per "
+                     "rank), not " + s.backend);
+  }
   const auto backends = comm::AvailableBackends();
   if (std::find(backends.begin(), backends.end(), s.backend) == backends.end()) {
     throw InputError(src + ": backend '" + s.backend + "' is not compiled into this build");

@@ -25,6 +25,39 @@ Metric Exact(std::string name, std::string unit, std::vector<double> per_rank) {
   Metric m{std::move(name), std::move(unit), "lower", "exact", {Max(per_rank)}, per_rank};
   return m;
 }
+// From the kernel trace, per measured step: the slowest rank's communication, exposed and
+// compute time, and the overlap ratio over all ranks' communication (1 - exposed / total).
+void AddKernelMetrics(const std::vector<RankRecord>& ranks, int64_t warmup, std::vector<Metric>& out) {
+  const int64_t steps = static_cast<int64_t>(ranks[0].step_seconds.size());
+  Metric comm{"kernel_comm_time", "s", "lower", "sampled", {}, {}};
+  Metric exposed{"kernel_exposed_comm_time", "s", "lower", "sampled", {}, {}};
+  Metric compute{"kernel_compute_time", "s", "lower", "sampled", {}, {}};
+  Metric ratio{"kernel_overlap_ratio", "ratio", "higher", "sampled", {}, {}};
+  for (int64_t s = warmup; s < steps; ++s) {
+    std::vector<double> c, e, k;
+    for (const auto& r : ranks) {
+      c.push_back(r.kernel_comm_seconds[s]);
+      e.push_back(r.kernel_exposed_seconds[s]);
+      k.push_back(r.kernel_compute_seconds[s]);
+    }
+    comm.samples.push_back(Max(c));
+    exposed.samples.push_back(Max(e));
+    compute.samples.push_back(Max(k));
+    const double total = std::accumulate(c.begin(), c.end(), 0.0);
+    ratio.samples.push_back(total > 0 ? 1.0 - std::accumulate(e.begin(), e.end(), 0.0) / total : 1.0);
+  }
+  for (const auto& r : ranks) {
+    auto median_of = [&](const std::vector<double>& v) { return Median(std::vector<double>(v.begin() + warmup, v.end())); };
+    comm.per_rank.push_back(median_of(r.kernel_comm_seconds));
+    exposed.per_rank.push_back(median_of(r.kernel_exposed_seconds));
+    compute.per_rank.push_back(median_of(r.kernel_compute_seconds));
+    const double c = std::accumulate(r.kernel_comm_seconds.begin() + warmup, r.kernel_comm_seconds.end(), 0.0);
+    const double e = std::accumulate(r.kernel_exposed_seconds.begin() + warmup, r.kernel_exposed_seconds.end(), 0.0);
+    ratio.per_rank.push_back(c > 0 ? 1.0 - e / c : 1.0);
+  }
+  out.insert(out.end(), {comm, exposed, compute, ratio});
+}
+
 }  // namespace
 
 void RankRecord::set_comm(const comm::CommStats& stats) {
@@ -40,7 +73,8 @@ void RankRecord::set_comm(const comm::CommStats& stats) {
 
 std::vector<double> RankRecord::pack() const {
   std::vector<double> out;
-  for (const auto* v : {&step_seconds, &optimizer_seconds, &grad_sync_seconds, &loss}) out.insert(out.end(), v->begin(), v->end());
+  for (const auto* v : {&step_seconds, &optimizer_seconds, &grad_sync_seconds, &loss, &kernel_comm_seconds,
+                        &kernel_exposed_seconds, &kernel_compute_seconds}) out.insert(out.end(), v->begin(), v->end());
   for (double x : {init_seconds, construct_seconds, load_seconds, shard_seconds, time_to_first_step, param_bytes, params_sharded_bytes,
                    params_unsharded_peak_bytes, grad_bytes, grads_unsharded_peak_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read,
                    tracked_peak, device_allocated_peak, device_reserved_peak, checkpoint_save_seconds,
@@ -64,7 +98,8 @@ std::vector<double> RankRecord::pack() const {
 RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
   RankRecord r(steps);
   size_t i = 0;
-  for (auto* v : {&r.step_seconds, &r.optimizer_seconds, &r.grad_sync_seconds, &r.loss}) {
+  for (auto* v : {&r.step_seconds, &r.optimizer_seconds, &r.grad_sync_seconds, &r.loss, &r.kernel_comm_seconds,
+                  &r.kernel_exposed_seconds, &r.kernel_compute_seconds}) {
     for (auto& x : *v) x = p[i++];
   }
   for (double* x : {&r.init_seconds, &r.construct_seconds, &r.load_seconds, &r.shard_seconds, &r.time_to_first_step, &r.param_bytes,
@@ -141,6 +176,7 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
   }
   tokens.per_rank = tokens_rank.per_rank;
   std::vector<Metric> out{step_time, tokens, tokens_rank, opt_share, sync};
+  if (warmup < steps && ranks[0].kernel_comm_seconds[warmup] >= 0) AddKernelMetrics(ranks, warmup, out);
 
   auto per_rank = [&](auto field) {
     std::vector<double> v;

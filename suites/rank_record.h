@@ -21,8 +21,12 @@ inline constexpr std::array<c10::ScalarType, 3> kStorageDtypes{c10::kFloat, c10:
 
 struct RankRecord {
   explicit RankRecord(int64_t steps)
-      : step_seconds(steps), optimizer_seconds(steps), grad_sync_seconds(steps), loss(steps) {}
+      : step_seconds(steps), optimizer_seconds(steps), grad_sync_seconds(steps), loss(steps),
+        kernel_comm_seconds(steps, -1), kernel_exposed_seconds(steps, -1), kernel_compute_seconds(steps, -1) {}
   std::vector<double> step_seconds, optimizer_seconds, grad_sync_seconds, loss;
+  // Per step from the kernel trace (engine/profile/kernel_overlap.h; -1: not traced): time some
+  // communication kernel ran, the part of it no compute kernel overlapped, compute time.
+  std::vector<double> kernel_comm_seconds, kernel_exposed_seconds, kernel_compute_seconds;
   double init_seconds = 0, construct_seconds = 0, load_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
   double param_bytes = 0, params_sharded_bytes = 0, params_unsharded_peak_bytes = 0;
   double grad_bytes = 0, grads_unsharded_peak_bytes = 0, optim_state_bytes = 0, rss_peak_bytes = 0;

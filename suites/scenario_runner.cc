@@ -10,6 +10,7 @@
 #include "engine/memory/tracking_allocator.h"
 #include "engine/model/hf_weights.h"
 #include "engine/model/synthetic_data.h"
+#include "engine/profile/kernel_trace.h"
 #include "engine/profile/matmul_peak.h"
 #include "engine/profile/model_flops.h"
 #include "scenarios/scenario_model.h"
@@ -68,9 +69,10 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   const auto t_start = Clock::now();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(s.timeout_s * 1000));
 
-  // 1. Connect the ranks (a single rank needs no communicator).
+  // 1. Connect the ranks. A single CPU rank needs no communicator; on GPU the engines' NCCL
+  //    collectives run even alone (one GPU: the same kernels and copies, at world size 1).
   std::unique_ptr<comm::Communicator> comm;
-  if (env.world_size > 1) comm = comm::Connect(s.backend, env, comm::CommOptions{timeout});
+  if (env.world_size > 1 || s.backend == "nccl") comm = comm::Connect(s.backend, env, comm::CommOptions{timeout});
   const at::Device device = s.device() == "cuda" ? at::Device(at::kCUDA, static_cast<int8_t>(env.local_rank))
                                                  : at::Device(at::kCPU);
 
@@ -121,14 +123,25 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   CheckpointHarness checkpoint(s, options.checkpoint_dir, comm.get());
   RankRecord rec(total);
   rec.init_peak_bytes = init_peak;  // everything before step 1
+  std::unique_ptr<profile::KernelTrace> kernel_trace;
   for (int64_t step = 0; step < total; ++step) {
     if (step == s.train.warmup_steps) {  // counts and peaks cover measured steps only
       if (comm) comm->reset_stats();
       engine.reset_peaks();
       memory::ResetPeaks();
       if (device.is_cuda()) memory::ResetDevicePeaks(device.index());
+      if (s.profile.kernel_trace) {
+        kernel_trace = profile::StartKernelTrace();
+        kernel_trace->collect();  // the warmup's kernels still in flight
+      }
     }
     const train::StepTimes t = trainer.step(batches(step));
+    if (kernel_trace) {  // after the step's timer: the flush is the trace's own cost
+      const profile::OverlapSummary o = profile::SummarizeOverlap(kernel_trace->collect());
+      rec.kernel_comm_seconds[step] = 1e-9 * static_cast<double>(o.communication_ns);
+      rec.kernel_exposed_seconds[step] = 1e-9 * static_cast<double>(o.exposed_ns);
+      rec.kernel_compute_seconds[step] = 1e-9 * static_cast<double>(o.compute_ns);
+    }
     if (step == 0) rec.time_to_first_step = Since(t_start) - fingerprint_s;
     rec.step_seconds[step] = t.seconds;
     rec.optimizer_seconds[step] = t.optimizer;
@@ -142,6 +155,11 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     if (checkpoint.saves_after(step + 1)) checkpoint.save(engine);  // between steps, outside their timers
   }
   checkpoint.remember_final(engine);
+  if (kernel_trace && kernel_trace->dropped() > 0) {
+    throw InfraError("kernel trace: CUPTI dropped " + std::to_string(kernel_trace->dropped()) +
+                " kernel records (buffers full); the overlap figures would be wrong");
+  }
+  kernel_trace.reset();
 
   // 5. What this rank holds (exact, from the tensors) and what it measured.
   const EngineMemory mem = engine.memory();

@@ -55,6 +55,27 @@ TEST(Cli, SmokeSuiteRunsGreenAndWritesIndexAndResults) {
   }
   // The resolved scenario each repetition ran is kept beside its results.
   EXPECT_TRUE(std::filesystem::is_regular_file(out + "/smoke_flat/rep0/scenario.yaml"));
+  // And the run's own dashboard, carrying both instances.
+  std::ifstream page(out + "/dashboard.html");
+  const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("\"smoke_flat\""), std::string::npos);
+}
+
+// Every shipped suite resolves (its scenarios parse, its overrides apply), the GPU one too: it
+// only runs on a GPU machine, so this is what keeps it from rotting in between.
+TEST(Cli, EveryShippedSuiteResolves) {
+  int suites = 0;
+  for (const auto& f : std::filesystem::directory_iterator(std::string(SHARDBENCH_SOURCE_DIR) + "/suites")) {
+    if (f.path().extension() != ".yaml") continue;
+    ++suites;
+    const Command c = Shardbench("show " + f.path().string());
+    EXPECT_EQ(c.exit_code, 0) << f.path() << ": " << c.output;
+  }
+  EXPECT_GE(suites, 5);
+  const Command gpu = Shardbench("show gpu");
+  size_t instances = 0;
+  for (size_t at = gpu.output.find("\n# "); at != std::string::npos; at = gpu.output.find("\n# ", at + 1)) ++instances;
+  EXPECT_EQ(instances + (gpu.output.rfind("# ", 0) == 0), 10u) << gpu.output;
 }
 
 TEST(Cli, BadInputExitsTwoNamingTheProblem) {

@@ -69,3 +69,7 @@ grep -q '&lt;img src=x onerror=alert(1)&gt;' "$out/compare.dom.html" || { echo "
 "$bin" history "$out/history" --html "$out/history.html" --markdown "$out/history.md" | tee "$out/history.txt"
 grep -q "tokens_per_s: shift at run 6" "$out/history.txt" || { echo "the step at run 6 was not found"; exit 1; }
 render "$out/history.html" history 1
+
+# Every run directory carries its own page (no base): the smoke run's.
+render "$out/base/dashboard.html" run 2
+if grep -q '<img' "$out/run.dom.html"; then echo "a scenario name was parsed as markup on the run page"; exit 1; fi

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "engine/model/llama_config.h"
+#include <ATen/ATen.h>
+
+#include "engine/common/error.h"
 #include "engine/profile/kernel_overlap.h"
+#include "engine/profile/kernel_trace.h"
 #include "engine/profile/matmul_peak.h"
 #include "engine/profile/model_flops.h"
 
@@ -63,6 +67,29 @@ TEST(KernelOverlap, ExposedCommunicationIsWhatNoComputeCovers) {
   // Nothing to hide: fully "overlapped"; nothing hidden: 0.
   EXPECT_DOUBLE_EQ(profile::SummarizeOverlap({{"gemm", 7, 0, 10}}).overlap_ratio(), 1.0);
   EXPECT_DOUBLE_EQ(profile::SummarizeOverlap({{"ncclDevKernel_AllReduce", 20, 0, 10}, {"gemm", 7, 10, 20}}).overlap_ratio(), 0.0);
+}
+
+// On a GPU the trace sees a matmul's kernel with a sane interval; without one (or without
+// CUPTI in the build) starting it is a clear error, not a crash.
+TEST(KernelTrace, RecordsKernelsOnAGpuAndSaysWhyNotWithoutOne) {
+  if (!at::hasCUDA()) {
+    try {
+      profile::StartKernelTrace();
+      FAIL() << "a kernel trace started without a GPU";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("CUPTI"), std::string::npos) << e.what();
+    }
+    return;
+  }
+  auto trace = profile::StartKernelTrace();
+  EXPECT_THROW(profile::StartKernelTrace(), Error);  // one at a time
+  const at::Tensor a = at::randn({512, 512}, at::TensorOptions().device(at::kCUDA));
+  (void)at::mm(a, a);
+  const auto kernels = trace->collect();
+  ASSERT_FALSE(kernels.empty());
+  for (const auto& k : kernels) EXPECT_GT(k.end_ns, k.start_ns) << k.name;
+  EXPECT_TRUE(trace->collect().empty());  // each call takes what finished since the last
+  EXPECT_EQ(trace->dropped(), 0);
 }
 
 }  // namespace

@@ -57,5 +57,33 @@ TEST(RankRecord, DeviceAllocatorStatisticsBecomeMetricsOnlyOnGpuRuns) {
   for (const auto& m : BuildMetrics({cpu}, 1, 100, 10, 5)) EXPECT_EQ(m.name.rfind("device_", 0), std::string::npos) << m.name;
 }
 
+// The kernel trace's per-step figures (filled by hand as the runner does from
+// SummarizeOverlap) travel with the record and become the kernel_* metrics over measured steps.
+TEST(RankRecord, KernelTraceBecomesOverlapMetricsOnlyWhenTraced) {
+  RankRecord a = FakeGpuRank(4096, 4096, 0), b = FakeGpuRank(4096, 4096, 0);
+  a.kernel_comm_seconds = {9, 0.010, 0.020};  // step 0 is warmup: never read
+  a.kernel_exposed_seconds = {9, 0.002, 0.010};
+  a.kernel_compute_seconds = {9, 0.050, 0.050};
+  b.kernel_comm_seconds = {9, 0.010, 0.0};
+  b.kernel_exposed_seconds = {9, 0.0, 0.0};
+  b.kernel_compute_seconds = {9, 0.060, 0.040};
+  const RankRecord back = RankRecord::Unpack(a.pack(), 3);
+  EXPECT_EQ(back.kernel_exposed_seconds, a.kernel_exposed_seconds);
+  const auto m = BuildMetrics({a, b}, 1, 100, 10, 5);
+  EXPECT_EQ(Find(m, "kernel_comm_time").samples, (std::vector<double>{0.010, 0.020}));
+  EXPECT_EQ(Find(m, "kernel_exposed_comm_time").samples, (std::vector<double>{0.002, 0.010}));
+  EXPECT_EQ(Find(m, "kernel_compute_time").samples, (std::vector<double>{0.060, 0.050}));
+  const Metric& ratio = Find(m, "kernel_overlap_ratio");
+  EXPECT_EQ(ratio.better, "higher");
+  ASSERT_EQ(ratio.samples.size(), 2u);
+  EXPECT_DOUBLE_EQ(ratio.samples[0], 1 - 0.002 / 0.020);  // both ranks' communication together
+  EXPECT_DOUBLE_EQ(ratio.samples[1], 0.5);
+  EXPECT_DOUBLE_EQ(ratio.per_rank[0], 1 - 0.012 / 0.030);
+  EXPECT_DOUBLE_EQ(ratio.per_rank[1], 1.0);  // rank 1 hid everything
+  for (const auto& metric : BuildMetrics({FakeGpuRank(1, 1, 0)}, 1, 100, 10, 5)) {
+    EXPECT_EQ(metric.name.rfind("kernel_", 0), std::string::npos) << metric.name;  // untraced: none
+  }
+}
+
 }  // namespace
 }  // namespace shardbench

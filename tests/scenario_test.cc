@@ -107,6 +107,8 @@ TEST(Scenario, EngineOptionsTheEngineCannotHonourAreRefused) {
             std::string::npos);
   EXPECT_NE(error({"model_dtype=int8"}).find("model_dtype"), std::string::npos) << error({"model_dtype=int8"});
   EXPECT_NE(error({"upcast=frozen"}).find("upcast"), std::string::npos) << error({"upcast=frozen"});
+  EXPECT_NE(error({"profile.kernel_trace=true"}).find("profile.kernel_trace records GPU kernels with CUPTI: it needs backend nccl"),
+            std::string::npos);
   for (const std::string engine : {"flat", "per_param"}) {
     const Scenario ok = LoadScenarioFile(file, {"engine=" + engine, "sharding.forward_prefetch=true",
                                                 "sharding.backward_prefetch=true", "model_dtype=bf16", "upcast=all"});

@@ -1,6 +1,7 @@
 #include "engine/comm/rendezvous.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <cstdlib>
@@ -76,6 +77,11 @@ bool IsLoopback(const std::string& addr) {
 
 c10::intrusive_ptr<c10d::Store> Rendezvous(const RankEnv& env, std::chrono::milliseconds timeout,
                                         const std::string& job_key) {
+  // A lone rank nobody launched (an in-process run) has no one to meet: an in-memory store,
+  // and no port that could already be taken.
+  if (env.world_size == 1 && !env.from_launcher) {
+    return c10::make_intrusive<c10d::PrefixStore>(job_key, c10::make_intrusive<c10d::HashStore>());
+  }
   c10d::TCPStoreOptions opts;
   opts.port = static_cast<uint16_t>(env.master_port);
   opts.isServer = env.rank == 0;

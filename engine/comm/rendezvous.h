@@ -30,7 +30,8 @@ struct RankEnv {
   static RankEnv FromEnvironment(const std::map<std::string, std::string>* env = nullptr);
 };
 
-// Connects to (rank 0: serves) the TCPStore, then waits until every rank has joined.
+// Connects to (rank 0: serves) the TCPStore, then waits until every rank has joined. A single
+// rank that no launcher started gets an in-memory store instead.
 // Throws InfraError naming the missing ranks after `timeout`.
 c10::intrusive_ptr<c10d::Store> Rendezvous(const RankEnv& env, std::chrono::milliseconds timeout,
                                         const std::string& job_key = "shardbench");
