@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include "engine/comm/create_communicator.h"
 #include "engine/comm/gloo_communicator.h"
 #include "engine/comm/rendezvous.h"
 #include "engine/common/error.h"
@@ -109,6 +110,32 @@ TEST(GlooCoexistence, OurGlooIsDebiansAndTorchStillWorks) {
   y.backward();
   EXPECT_TRUE(x.grad().defined());
   EXPECT_TRUE(at::allclose(x.grad(), 2 * (at::ones({4, 4}).matmul(x.t()) + x.t().matmul(at::ones({4, 4})))));
+}
+
+// NCCL for real on one GPU (world size 1, as scripts/gpu-check.sh runs it): every collective's
+// result and its exact accounting. Skipped, and said so, where no GPU is visible.
+TEST(NcclCommunicator, EveryCollectiveOnOneGpu) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no GPU visible: runs in scripts/gpu-check.sh";
+  auto comm = comm::Connect("nccl", comm::RankEnv{}, comm::CommOptions{std::chrono::seconds(60)});
+  ASSERT_EQ(comm->backend(), "nccl");
+  ASSERT_TRUE(comm->device().is_cuda());
+  const auto on_gpu = at::TensorOptions().device(comm->device());
+  const at::Tensor x = at::arange(6, on_gpu.dtype(at::kFloat));
+  at::Tensor gathered = at::empty({6}, x.options());
+  comm->all_gather(gathered, x);
+  EXPECT_TRUE(at::equal(gathered, x));
+  at::Tensor scattered = at::empty({6}, x.options());
+  comm->reduce_scatter(scattered, x);
+  EXPECT_TRUE(at::equal(scattered, x));
+  at::Tensor summed = x.clone();
+  comm->all_reduce(summed);
+  EXPECT_TRUE(at::equal(summed, x));
+  at::Tensor bf16 = x.to(at::kBFloat16);
+  comm->broadcast(bf16, 0);
+  comm->barrier();
+  const comm::CommStats stats = comm->stats();
+  EXPECT_EQ(stats[static_cast<size_t>(comm::Collective::kAllGather)].count, 1);
+  EXPECT_EQ(stats[static_cast<size_t>(comm::Collective::kAllGather)].bytes, 24);
 }
 
 }  // namespace
