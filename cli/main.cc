@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/batches_command.h"
 #include "cli/compare_command.h"
 #include "cli/run_command.h"
 #include "cli/shrink_command.h"
@@ -87,6 +88,12 @@ int main(int argc, char** argv) {
   shrink_cmd->add_option("--max-runs", shrink.max_runs, "Give up reducing after this many runs (default 60)");
   shrink_cmd->add_option("overrides", shrink.overrides, "key=value overrides of the starting scenario");
 
+  cli::BatchesArgs batches;
+  auto* batches_cmd = app.add_subcommand("batches", "Print the token batches every rank trains on (JSON), step by step");
+  batches_cmd->add_option("target", batches.target, "One scenario: a file or a shipped name")->required();
+  batches_cmd->add_option("--steps", batches.steps, "Steps to print, from step 0 (default 1)");
+  batches_cmd->add_option("overrides", batches.overrides, "key=value overrides");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -99,6 +106,7 @@ int main(int argc, char** argv) {
     if (*compare_cmd) return cli::CompareCommand(compare);
     if (*history_cmd) return cli::HistoryCommand(history);
     if (*shrink_cmd) return cli::ShrinkCommand(shrink, SelfExe(argv[0]));
+    if (*batches_cmd) return cli::BatchesCommand(batches);
     if (*show_cmd) {
       for (const Job& job : ResolveTarget(show_target, show_overrides, nullptr)) {
         std::cout << "# " << job.scenario.name << "  (repetitions " << job.repetitions << ", expect " << job.expect

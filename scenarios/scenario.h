@@ -87,6 +87,13 @@ struct ChecksConfig {
   bool resume = false;
 };
 
+// The token batches (engine/model/data_source.h: sample i of step s from (seed, s, i) alone).
+struct DataConfig {
+  std::string source = "synthetic";  // synthetic (a learnable bigram pattern) | tokens (a token file)
+  std::string path;                  // tokens: flat binary token ids, nanoGPT/Megatron style
+  std::string token_dtype = "uint16";  // uint16 | uint32, little-endian
+};
+
 // Optional instrumentation that costs time of its own.
 struct ProfileConfig {
   // Record every GPU kernel with CUPTI over the measured steps (a device synchronisation and a
@@ -137,6 +144,7 @@ struct Scenario {
   std::string init = "eager";
   OptimizerConfig optimizer;
   TrainConfig train;
+  DataConfig data;
   CheckpointConfig checkpoint;
   ChecksConfig checks;
   ProfileConfig profile;

@@ -1,5 +1,8 @@
 #include "scenarios/scenario_model.h"
 
+#include "engine/model/synthetic_data.h"
+#include "engine/model/token_file_data.h"
+
 #include <filesystem>
 
 #include "engine/common/error.h"
@@ -27,6 +30,13 @@ model::LlamaConfig ScenarioModelConfig(const Scenario& s) {
   c.name = s.model + " (reshaped)";
   c.validate(src + ": model_shape");
   return c;
+}
+
+std::unique_ptr<model::DataSource> ScenarioData(const Scenario& s, int64_t vocab_size) {
+  if (s.data.source == "tokens") {
+    return std::make_unique<model::TokenFileData>(s.data.path, s.data.token_dtype, s.train.seed, vocab_size, s.train.seq_len);
+  }
+  return std::make_unique<model::SyntheticData>(s.train.seed, vocab_size, s.train.seq_len);
 }
 
 }  // namespace shardbench

@@ -2,6 +2,8 @@
 
 #include "scenarios/scenario_model.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "engine/common/error.h"
@@ -138,6 +140,14 @@ void ValidateScenario(const Scenario& s) {
       throw InputError(src + ": checks.resume needs checkpoint.save_step between 1 and " +
                        std::to_string(s.total_steps() - 1) + " (steps remain to resume)");
     }
+  }
+  if (s.data.source == "tokens") {
+    if (s.data.path.empty()) throw InputError(src + ": data.source=tokens needs data.path (a flat binary file of token ids)");
+    if (::access(s.data.path.c_str(), R_OK) != 0) {
+      throw InputError(src + ": data.path '" + s.data.path + "' cannot be read (relative paths are from the working directory)");
+    }
+  } else if (!s.data.path.empty()) {
+    throw InputError(src + ": data.path is read only with data.source=tokens (data.source is " + s.data.source + ")");
   }
   if (s.profile.kernel_trace && s.backend != "nccl") {
     throw InputError(src + ": profile.kernel_trace records GPU kernels with CUPTI: it needs backend nccl (one GPU per "

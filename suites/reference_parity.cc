@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "engine/model/synthetic_data.h"
+#include "scenarios/scenario_model.h"
 #include "engine/optim/param_groups.h"
 #include "engine/train/trainer.h"
 #include "suites/engine_setup.h"
@@ -29,13 +29,13 @@ Check LossParityCheck(const Scenario& s, const std::vector<double>& engine_loss)
   optim::AdamW opt(optim::MakeParamGroups(*m, s.train.lr, s.train.weight_decay,
                                           s.train.no_decay_on_norms && !flat_params));
   train::Trainer trainer(*m, opt, nullptr, nullptr, TrainerOptionsFor(s));
-  model::SyntheticData data(s.train.seed, m->config().vocab_size, s.train.seq_len);
+  const std::unique_ptr<model::DataSource> data = ScenarioData(s, m->config().vocab_size);
   const int64_t global_batch = s.train.batch_size * s.train.grad_accumulation * s.world_size;
   const int64_t judged = std::min<int64_t>(s.checks.loss_parity_steps, static_cast<int64_t>(engine_loss.size()));
   double worst = 0, worst_all = 0;
   int64_t worst_step = 0;
   for (int64_t step = 0; step < static_cast<int64_t>(engine_loss.size()); ++step) {
-    const double ref = trainer.step(data.batch(step, 0, global_batch)).loss;
+    const double ref = trainer.step(data->batch(step, 0, global_batch)).loss;
     const double rel = std::abs(engine_loss[step] - ref) / std::max(std::abs(ref), 1e-12);
     worst_all = std::max(worst_all, rel);
     if (step < judged && rel > worst) {

@@ -9,7 +9,6 @@
 #include "engine/memory/device_memory.h"
 #include "engine/memory/tracking_allocator.h"
 #include "engine/model/hf_weights.h"
-#include "engine/model/synthetic_data.h"
 #include "engine/profile/kernel_trace.h"
 #include "engine/profile/matmul_peak.h"
 #include "engine/profile/model_flops.h"
@@ -108,12 +107,12 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
   //    rank r takes samples [r*A*b, (r+1)*A*b) of each global batch, so every world size and
   //    accumulation count sees the same global batches.
   train::Trainer trainer(*llama, engine.optimizer(), comm.get(), engine.sync(), TrainerOptionsFor(s));
-  model::SyntheticData data(s.train.seed, llama->config().vocab_size, s.train.seq_len);
+  const std::unique_ptr<model::DataSource> data = ScenarioData(s, llama->config().vocab_size);
   const int64_t b = s.train.batch_size, accum = s.train.grad_accumulation, total = s.total_steps();
   auto batches = [&](int64_t step) {
     std::vector<model::Batch> micro;
     for (int64_t m = 0; m < accum; ++m) {
-      model::Batch batch = data.batch(step, (env.rank * accum + m) * b, b);
+      model::Batch batch = data->batch(step, (env.rank * accum + m) * b, b);
       batch.input_ids = batch.input_ids.to(device);
       batch.labels = batch.labels.to(device);
       micro.push_back(batch);

@@ -9,12 +9,7 @@
 
 namespace shardbench::model {
 namespace {
-uint64_t Mix(uint64_t z) {  // splitmix64 finaliser: a counter-based generator
-  z += 0x9e3779b97f4a7c15ull;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
+uint64_t Mix(uint64_t z) { return SplitMix64(z); }
 }  // namespace
 
 SyntheticData::SyntheticData(uint64_t seed, int64_t vocab_size, int64_t seq_len)
@@ -31,8 +26,7 @@ Batch SyntheticData::batch(int64_t step, int64_t first_sample, int64_t count) co
   std::vector<int64_t> seq(static_cast<size_t>(count * (seq_len_ + 1)));
   for (int64_t s = 0; s < count; ++s) {
     const uint64_t sample = static_cast<uint64_t>(first_sample + s);
-    int64_t tok = static_cast<int64_t>(Mix(seed_ ^ Mix(static_cast<uint64_t>(step) * 0x100000001b3ull ^ sample)) %
-                                       static_cast<uint64_t>(vocab_));
+    int64_t tok = static_cast<int64_t>(SampleHash(seed_, step, static_cast<int64_t>(sample)) % static_cast<uint64_t>(vocab_));
     for (int64_t t = 0; t <= seq_len_; ++t) {
       seq[s * (seq_len_ + 1) + t] = tok;
       tok = next_[tok];

@@ -1,4 +1,4 @@
-// Deterministic token batches with a learnable pattern. Sample i of step s depends only on
+// Deterministic token batches with a learnable pattern (the default data source). Sample i of step s depends only on
 // (seed, s, i), never on world size or rank: rank r of a data-parallel job takes samples
 // [r*b, (r+1)*b) of the global batch, so ws=2 with batch b sees exactly what ws=1 with batch 2b
 // sees. The pattern is a fixed random bigram map (token t is followed by perm[t]) so a model
@@ -8,20 +8,16 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <vector>
+
+#include "engine/model/data_source.h"
 
 namespace shardbench::model {
 
-struct Batch {
-  at::Tensor input_ids;  // [B, T] int64
-  at::Tensor labels;     // [B, T] int64, labels[:, t] = input_ids[:, t + 1] of the full sequence
-  int64_t tokens() const { return input_ids.numel(); }
-};
-
-class SyntheticData {
+class SyntheticData final : public DataSource {
  public:
   SyntheticData(uint64_t seed, int64_t vocab_size, int64_t seq_len);
-  // Samples [first_sample, first_sample + count) of step `step`.
-  Batch batch(int64_t step, int64_t first_sample, int64_t count) const;
+  Batch batch(int64_t step, int64_t first_sample, int64_t count) const override;
 
  private:
   uint64_t seed_;
