@@ -17,6 +17,8 @@
 #include "reporters/result_set.h"
 #include "reporters/run_result.h"
 #include "scenarios/scenario_parser.h"
+#include "scenarios/peer_scenario.h"
+#include "suites/peer_launch.h"
 #include "suites/scenario_runner.h"
 #include "suites/suite.h"
 
@@ -79,7 +81,8 @@ Outcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, const st
   // The child ranks run exactly this resolved scenario (kept beside the results).
   const std::string resolved = rep_dir + "/scenario.yaml";
   WriteFileAtomically(resolved, YAML::Dump(ScenarioToYaml(s)) + "\n");
-  if (s.world_size == 1) {
+  const bool peer = IsPeerEngine(s.engine);
+  if (s.world_size == 1 && !peer) {
     comm::RankEnv single;
     try {
       return {RunAsRank(s, single, rep_dir, quiet), ""};
@@ -89,8 +92,16 @@ Outcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, const st
     }
   }
   comm::LaunchSpec spec;
-  spec.argv = {self_exe, "run", resolved, "--out", rep_dir};
-  if (quiet) spec.argv.push_back("--quiet");
+  if (peer) {  // the same ranks, backend and timeouts, on PyTorch's FSDP (peers/torch_fsdp)
+    try {
+      spec.argv = PreparePeerRepetition(s, resolved, rep_dir);
+    } catch (const Error& e) {
+      return {static_cast<int>(e.code()), e.what()};
+    }
+  } else {
+    spec.argv = {self_exe, "run", resolved, "--out", rep_dir};
+    if (quiet) spec.argv.push_back("--quiet");
+  }
   spec.nproc = s.world_size;
   spec.master_addr = comm::RankEnv::FromEnvironment().master_addr;
   spec.timeout = std::chrono::milliseconds(static_cast<int64_t>(s.timeout_s * 1000) * 2 + 60000);
@@ -99,6 +110,17 @@ Outcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, const st
   fs::create_directories(spec.log_dir);
   std::fflush(stdout);
   const comm::LaunchResult launched = comm::LaunchLocalRanks(spec);
+  if (peer) {
+    const int code = launched.ok ? 0 : launched.failed_rank >= 0 ? launched.ranks[launched.failed_rank].exit_code : 3;
+    if (code == 0 || code == 1) {
+      try {
+        const int finished = FinishPeerRepetition(s, rep_dir, code);
+        if (finished == 0 || fs::is_regular_file(rep_dir + "/result.json")) return {finished, ""};
+      } catch (const Error& e) {
+        return {static_cast<int>(e.code()), e.what()};
+      }
+    }
+  }
   if (launched.ok) return {0, ""};
   Outcome o{3, launched.message};
   if (fs::is_regular_file(rep_dir + "/error.txt")) {

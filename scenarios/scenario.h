@@ -94,6 +94,13 @@ struct DataConfig {
   std::string token_dtype = "uint16";  // uint16 | uint32, little-endian
 };
 
+// The peer implementation (engine torch_fsdp1 | torch_fsdp2; peers/torch_fsdp).
+struct PeerConfig {
+  // The Python whose torch, transformers and peft run the peer; "" = $SHARDBENCH_PYTHON, else
+  // the project's .venv. A matrix over several (scripts/setup-peer-env.sh) compares versions.
+  std::string python;
+};
+
 // Optional instrumentation that costs time of its own.
 struct ProfileConfig {
   // Record every GPU kernel with CUPTI over the measured steps (a device synchronisation and a
@@ -125,7 +132,8 @@ struct Scenario {
   std::string model = "tiny";
   ModelShape model_shape;
   model::LoraConfig lora;      // enabled=false: full fine-tune
-  // reference (unsharded data parallel, the baseline) | flat (FSDP1) | per_param (FSDP2)
+  // reference (unsharded data parallel, the baseline) | flat (FSDP1) | per_param (FSDP2) |
+  // torch_fsdp1 | torch_fsdp2 (PyTorch's own, through the Python peer: peers/torch_fsdp)
   std::string engine = "reference";
   ShardingConfig sharding;
   MixedPrecisionConfig mixed_precision;
@@ -148,6 +156,7 @@ struct Scenario {
   CheckpointConfig checkpoint;
   ChecksConfig checks;
   ProfileConfig profile;
+  PeerConfig peer;
   // Known breakages to inject (engine/common/failpoints.h); empty in any honest run.
   std::vector<std::string> failpoints;
   int world_size = 1;

@@ -106,7 +106,7 @@ std::vector<ScenarioField> BuildFields() {
       {"lora.targets", "a list of projection names",
        [](Scenario& s, const YAML::Node& n) { s.lora.targets = ReadStringList(n, "a list of projection names"); },
        [](const Scenario& s) { return Node(s.lora.targets); }},
-      ChoiceField("engine", {"reference", "flat", "per_param"}, [](Scenario& s) -> std::string& { return s.engine; }),
+      ChoiceField("engine", {"reference", "flat", "per_param", "torch_fsdp1", "torch_fsdp2"}, [](Scenario& s) -> std::string& { return s.engine; }),
       BoolField("sharding.use_orig_params", [](Scenario& s) -> bool& { return s.sharding.use_orig_params; }),
       ChoiceField("sharding.wrap_policy", {"transformer_block", "lora_separate", "size", "none"},
                   [](Scenario& s) -> std::string& { return s.sharding.wrap_policy; }),
@@ -152,6 +152,7 @@ std::vector<ScenarioField> BuildFields() {
       BoolField("checks.frozen_dtype", [](Scenario& s) -> bool& { return s.checks.frozen_dtype; }),
       BoolField("checks.state_dict_roundtrip", [](Scenario& s) -> bool& { return s.checks.state_dict_roundtrip; }),
       BoolField("checks.resume", [](Scenario& s) -> bool& { return s.checks.resume; }),
+      StringField("peer.python", [](Scenario& s) -> std::string& { return s.peer.python; }),
       BoolField("profile.kernel_trace", [](Scenario& s) -> bool& { return s.profile.kernel_trace; }),
       {"failpoints", "a list of failpoint names",
        [](Scenario& s, const YAML::Node& n) {

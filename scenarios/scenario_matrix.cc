@@ -96,8 +96,16 @@ std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::
   }
   if (!matrix) return {ParseScenario(base, path, rest)};
 
-  const std::vector<Axis> axes = ReadAxes(matrix, path);
+  std::vector<Axis> axes = ReadAxes(matrix, path);
   if (exclude) CheckExclude(exclude, axes, path);
+  // An override of an axis pins it to that one value: the instances it would have repeated
+  // under the other values' names collapse into one.
+  for (const auto& o : rest) {
+    const auto eq = o.find('=');
+    for (auto& axis : axes) {
+      if (eq != std::string::npos && axis.key == o.substr(0, eq)) axis.values = {YAML::Node(o.substr(eq + 1))};
+    }
+  }
   const std::string base_name = base["name"] ? base["name"].as<std::string>() : std::filesystem::path(path).stem().string();
   std::vector<Scenario> out;
   std::vector<size_t> point(axes.size(), 0);

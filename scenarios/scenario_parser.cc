@@ -8,6 +8,7 @@
 
 #include "engine/common/error.h"
 #include "engine/comm/create_communicator.h"
+#include "scenarios/peer_scenario.h"
 #include "scenarios/scenario_fields.h"
 
 namespace shardbench {
@@ -98,6 +99,7 @@ Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string
 void ValidateScenario(const Scenario& s) {
   const std::string src = s.source.empty() ? "scenario '" + s.name + "'" : s.source;
   ScenarioModelConfig(s);  // InputError: an unknown name (listing the valid ones), shapes that do not fit
+  if (IsPeerEngine(s.engine)) ValidatePeerScenario(s, src);
   model::ValidateLora(s.lora, src);
   if (s.engine == "per_param" && !s.sharding.use_orig_params) {
     throw InputError(src + ": sharding.use_orig_params=false is a flat-engine (FSDP1) option; engine=per_param "

@@ -25,7 +25,8 @@ Check LossParityCheck(const Scenario& s, const std::vector<double>& engine_loss)
   auto m = std::move(BuildScenarioModel(whole, s.train.seed, at::Device(at::kCPU)).model);
   // use_orig_params=false exposes one flat parameter per unit, so the engine's optimizer
   // cannot exempt norms from weight decay: neither does the reference then.
-  const bool flat_params = s.engine == "flat" && !s.sharding.use_orig_params && s.optimizer.build == "after_wrap";
+  const bool flat_params = (s.engine == "flat" || s.engine == "torch_fsdp1") && !s.sharding.use_orig_params &&
+                           s.optimizer.build == "after_wrap";
   optim::AdamW opt(optim::MakeParamGroups(*m, s.train.lr, s.train.weight_decay,
                                           s.train.no_decay_on_norms && !flat_params));
   train::Trainer trainer(*m, opt, nullptr, nullptr, TrainerOptionsFor(s));

@@ -160,10 +160,14 @@ TEST(ScenarioMatrix, CartesianProductMinusExcludes) {
   for (const auto& s : all) EXPECT_EQ(s.train.steps, 6);
 }
 
-TEST(ScenarioMatrix, OverridesApplyAfterTheMatrix) {
+// An override of an axis pins the axis (one value, named as such): no instances that repeat
+// the pinned point under the other values' names.
+TEST(ScenarioMatrix, OverridesPinAxesAndApplyAfterTheMatrix) {
   auto all = LoadScenarioInstances(std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/lora_blowup.yaml",
                                    {"sharding.wrap_policy=none", "train.steps=2"});
-  ASSERT_EQ(all.size(), 3u);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].name, "lora_blowup[use_orig_params=true,wrap_policy=none]");
+  EXPECT_EQ(all[1].name, "lora_blowup[use_orig_params=false,wrap_policy=none]");
   for (const auto& s : all) {
     EXPECT_EQ(s.sharding.wrap_policy, "none");
     EXPECT_EQ(s.train.steps, 2);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "engine/checkpoint/checkpoint_dir.h"
+#include "engine/checkpoint/hf_export.h"
 #include "engine/checkpoint/piece_collectives.h"
 #include "engine/checkpoint/safetensors.h"
 #include "engine/checkpoint/state_dict_kinds.h"
@@ -22,13 +23,6 @@ namespace {
 constexpr const char* kPeftPrefix = "base_model.model.";
 
 bool IsAdapter(const std::string& name) { return name.find(".lora_") != std::string::npos; }
-
-nlohmann::json PeftConfig(const model::LoraConfig& lora) {
-  return {{"peft_type", "LORA"},      {"task_type", "CAUSAL_LM"},  {"r", lora.r},
-          {"lora_alpha", lora.alpha}, {"lora_dropout", 0.0},       {"target_modules", lora.targets},
-          {"bias", "none"},           {"fan_in_fan_out", false},   {"inference_mode", true},
-          {"use_rslora", false},      {"init_lora_weights", true}, {"modules_to_save", nullptr}};
-}
 
 }  // namespace
 
@@ -61,7 +55,7 @@ SaveReport SaveAdapter(const StateDictTarget& target, const std::string& dir) {
   AgreeOnErrors(target.comm, [&] {
     if (target.rank() == 0) {
       WriteSafetensors(writer.staging_path("adapter_model.safetensors"), tensors, {{"format", "pt"}});
-      WriteFileAtomically(writer.staging_path("adapter_config.json"), PeftConfig(target.model->lora()).dump(2) + "\n");
+      WriteFileAtomically(writer.staging_path("adapter_config.json"), PeftAdapterConfig(target.model->lora()).dump(2) + "\n");
       files = {"adapter_model.safetensors", "adapter_config.json"};
       for (const auto& f : files)
         r.bytes_this_rank += static_cast<int64_t>(std::filesystem::file_size(writer.staging_path(f)));

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""The PyTorch FSDP peer: one rank of a shardbench scenario run on PyTorch's own FSDP
+(`engine: torch_fsdp2` -> fully_shard, `engine: torch_fsdp1` -> FullyShardedDataParallel) on
+Hugging Face transformers' LlamaForCausalLM with peft's LoRA, starting from the weights
+shardbench exported (INIT/model, INIT/adapter), on the same batches (data.py), with the same
+optimizer, schedule and measurement window. Rank 0 writes OUT/result.json in shardbench's
+results schema. Launched by `shardbench run` with torchrun's variables, one process per rank.
+
+    peer.py SCENARIO_YAML --out OUT --init INIT --provenance PROVENANCE_JSON
+
+Exit codes as shardbench's: 0 ok, 1 a check failed or PyTorch refused the combination (a
+finding, written to the result with PyTorch's own message), 2 bad input, 3 infrastructure.
+"""
+import argparse
+import datetime
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+import warnings
+
+import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data  # noqa: E402
+import results  # noqa: E402
+import wrap  # noqa: E402
+
+
+def parse_args():
+    p = argparse.ArgumentParser()
+    p.add_argument("scenario")
+    p.add_argument("--out", required=True)
+    p.add_argument("--init", required=True)
+    p.add_argument("--provenance", required=True)
+    return p.parse_args()
+
+
+def lr_factor(train, step):
+    """engine/optim/lr_schedule.cc, step for step."""
+    import math
+    warmup, total = int(train["lr_warmup_steps"]), int(train["warmup_steps"]) + int(train["steps"])
+    if warmup > 0 and step < warmup:
+        return (step + 1) / warmup
+    if train["lr_schedule"] != "cosine":
+        return 1.0
+    decay = max(1, total - warmup)
+    progress = min(1.0, (step - warmup) / decay)
+    return train["min_lr_ratio"] + (1 - train["min_lr_ratio"]) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+def param_groups(model, train, flat_params):
+    """engine/optim/param_groups.cc: norms (by name) without weight decay, unless FSDP1 flattened
+    them away (use_orig_params=False exposes one flat parameter per unit)."""
+    decay, no_decay = [], []
+    for name, p in model.named_parameters():
+        if not p.requires_grad:
+            continue
+        (no_decay if train["no_decay_on_norms"] and not flat_params and "norm" in name else decay).append(p)
+    groups = [{"params": decay, "weight_decay": float(train["weight_decay"])}]
+    if no_decay:
+        groups.append({"params": no_decay, "weight_decay": 0.0})
+    return groups
+
+
+def main():
+    args = parse_args()
+    t_start = time.perf_counter()
+    started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    with open(args.scenario) as f:
+        scenario = yaml.safe_load(f)
+    import torch
+    import torch.distributed as dist
+
+    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    backend = scenario["backend"]
+    timeout = datetime.timedelta(seconds=float(scenario["timeout_s"]))
+    if backend == "nccl":
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cpu")
+    dist.init_process_group(backend, timeout=timeout, device_id=device if backend == "nccl" else None)
+    train = scenario["train"]
+    torch.manual_seed(int(train["seed"]))
+
+    # 1. The same initial weights (exported by shardbench), the same trainable set.
+    t_construct = time.perf_counter()
+    model, params_total, params_trainable = wrap.load_model(scenario, args.init, device)
+    construct_s = time.perf_counter() - t_construct
+
+    # 2. Wrap and build the optimizer; PyTorch refusing the combination is a finding.
+    t_shard = time.perf_counter()
+    try:
+        with warnings.catch_warnings(record=True) as caught:  # PyTorch's own warnings are findings too
+            warnings.simplefilter("always")
+            model, optimizer = wrap.wrap_and_optimize(scenario, model, device, param_groups)
+        results.WARNINGS.extend(sorted(set(str(w.message).split("\n")[0] for w in caught)))
+    except (ValueError, RuntimeError, AssertionError, NotImplementedError) as e:
+        message = f"{type(e).__name__}: {e}"
+        if rank == 0:
+            results.write_refusal(args, scenario, started_at, message)
+        print(f"peer: PyTorch refused the scenario: {message}", file=sys.stderr)
+        dist.destroy_process_group()
+        return 1
+    shard_s = time.perf_counter() - t_shard
+    init_s = time.perf_counter() - t_start
+
+    # 3. Train: warmup steps, then measured ones, on the documented batches.
+    source = data.scenario_data(scenario, wrap.vocab_size(args.init))
+    b, accum = int(train["batch_size"]), int(train["grad_accumulation"])
+    total = int(train["warmup_steps"]) + int(train["steps"])
+    base_lrs = [g["lr"] for g in optimizer.param_groups]
+    step_s, losses = [], []
+    time_to_first_step = None
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    for step in range(total):
+        if step == int(train["warmup_steps"]) and device.type == "cuda":
+            torch.cuda.synchronize(device)
+            torch.cuda.reset_peak_memory_stats(device)
+        t0 = time.perf_counter()
+        optimizer.zero_grad(set_to_none=True)
+        loss_sum = None
+        for ids, labels in data.micro_batches(source, step, rank, b, accum):
+            ids_t = torch.tensor(ids, dtype=torch.long, device=device)
+            labels_t = torch.tensor(labels, dtype=torch.long, device=device)
+            logits = model(input_ids=ids_t).logits
+            loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.size(-1)), labels_t.reshape(-1))
+            (loss / accum).backward()
+            loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
+        global_loss = loss_sum / accum
+        if world > 1:
+            dist.all_reduce(global_loss)
+            global_loss /= world
+        if float(train["max_grad_norm"]) > 0:
+            wrap.clip_grad_norm(scenario, model, float(train["max_grad_norm"]))
+        factor = lr_factor(train, step)
+        for g, lr in zip(optimizer.param_groups, base_lrs):
+            g["lr"] = lr * factor
+        optimizer.step()
+        loss_value = global_loss.item()  # waits for the step, as shardbench's does
+        step_s.append(time.perf_counter() - t0)
+        losses.append(loss_value)
+        if time_to_first_step is None:
+            time_to_first_step = time.perf_counter() - t_start
+
+    # 4. Every rank's record to rank 0, which writes the result.
+    record = {
+        "step_s": step_s, "init_s": init_s, "construct_s": construct_s, "shard_s": shard_s,
+        "time_to_first_step": time_to_first_step,
+        "rss_peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "device_allocated_peak": torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,
+        "device_reserved_peak": torch.cuda.max_memory_reserved(device) if device.type == "cuda" else None,
+    }
+    records = [None] * world
+    dist.all_gather_object(records, record)
+    if rank == 0:
+        results.write_result(args, scenario, started_at, records, losses, params_total, params_trainable)
+    dist.barrier()
+    dist.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except (FileNotFoundError, KeyError, yaml.YAMLError) as e:
+        print(f"peer: bad input: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(2)
+    except Exception:  # a crash of the run itself (a collective, the machine): infrastructure
+        traceback.print_exc()
+        sys.exit(3)

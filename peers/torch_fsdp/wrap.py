@@ -1,0 +1,140 @@
+"""The scenario's model and sharding options mapped onto transformers, peft and PyTorch FSDP.
+
+| scenario                          | torch_fsdp2 (fully_shard)               | torch_fsdp1 (FullyShardedDataParallel)      |
+|-----------------------------------|-----------------------------------------|---------------------------------------------|
+| sharding.wrap_policy              | transformer_block: each LlamaDecoderLayer, then the root; lora_separate: each LoRA Linear too; none: the root | ModuleWrapPolicy / lambda policy (LoRA Linears and layers) / size_based_auto_wrap_policy(min_params) / none |
+| sharding.use_orig_params          | (always per-parameter)                  | use_orig_params                             |
+| sharding.reshard_after_forward    | reshard_after_forward                   | FULL_SHARD / SHARD_GRAD_OP                  |
+| sharding.forward/backward_prefetch| set_modules_to_forward/backward_prefetch (next/previous layer) | forward_prefetch / BackwardPrefetch.BACKWARD_PRE (else None) |
+| mixed_precision                   | MixedPrecisionPolicy(param_dtype, reduce_dtype) | MixedPrecision(param_dtype, reduce_dtype, buffer_dtype=param_dtype) |
+| model_dtype                       | from_pretrained(torch_dtype); trainable parameters upcast to fp32 (upcast: trainable; all: every parameter) |
+| optimizer.impl                    | torch.optim.AdamW(foreach=False) / (foreach=True) / (fused=True)                                        |
+| optimizer.build                   | after_wrap: from the wrapped model; before_wrap: from the original parameters, then wrapped             |
+"""
+import functools
+import json
+import os
+
+import torch
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def vocab_size(init_dir):
+    with open(os.path.join(init_dir, "model", "config.json")) as f:
+        return int(json.load(f)["vocab_size"])
+
+
+def load_model(scenario, init_dir, device):
+    """LlamaForCausalLM from INIT/model (+ PEFT adapters from INIT/adapter), stored dtypes as
+    shardbench stores them, on `device`. Returns (model, params_total, params_trainable)."""
+    from transformers import LlamaForCausalLM
+    model_dtype = scenario["model_dtype"]
+    dtype = DTYPES.get(model_dtype, "auto") if model_dtype != "auto" else "auto"
+    import transformers
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    dtype_kw = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"  # renamed in 4.56
+    model = LlamaForCausalLM.from_pretrained(os.path.join(init_dir, "model"), **{dtype_kw: dtype})
+    if scenario["lora"]["enabled"]:
+        from peft import PeftModel
+        model = PeftModel.from_pretrained(model, os.path.join(init_dir, "adapter"), is_trainable=True)
+    else:
+        for p in model.parameters():
+            p.requires_grad_(True)
+    upcast_all = scenario["upcast"] == "all"
+    for p in model.parameters():  # fp32 masters for what trains (accelerate since #3848)
+        if p.requires_grad or upcast_all:
+            p.data = p.data.float()
+    model.to(device)
+    total = sum(p.numel() for p in model.parameters())
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return model, total, trainable
+
+
+def _decoder_layers(model):
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+    return [m for m in model.modules() if isinstance(m, LlamaDecoderLayer)]
+
+
+def _lora_linears(model):
+    return [m for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and (".lora_A." in n + "." or ".lora_B." in n + ".")]
+
+
+def _adamw(scenario, groups):
+    impl = scenario["optimizer"]["impl"]
+    kwargs = {"lr": float(scenario["train"]["lr"]), "betas": (0.9, 0.999), "eps": 1e-8}
+    if impl == "fused":
+        kwargs["fused"] = True
+    else:
+        kwargs["foreach"] = impl == "foreach"
+    return torch.optim.AdamW(groups, **kwargs)
+
+
+def _fsdp2(scenario, model):
+    from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+    sharding, mp = scenario["sharding"], scenario["mixed_precision"]
+    kwargs = {"reshard_after_forward": bool(sharding["reshard_after_forward"])}
+    if mp["param_dtype"] != "fp32" or mp["reduce_dtype"] != "fp32":
+        kwargs["mp_policy"] = MixedPrecisionPolicy(param_dtype=DTYPES[mp["param_dtype"]], reduce_dtype=DTYPES[mp["reduce_dtype"]])
+    policy = sharding["wrap_policy"]
+    layers = _decoder_layers(model) if policy in ("transformer_block", "lora_separate") else []
+    if policy == "lora_separate":
+        for m in _lora_linears(model):
+            fully_shard(m, **kwargs)
+    for layer in layers:
+        fully_shard(layer, **kwargs)
+    fully_shard(model, **kwargs)
+    if sharding["forward_prefetch"]:
+        for a, b in zip(layers, layers[1:]):
+            a.set_modules_to_forward_prefetch([b])
+    if sharding["backward_prefetch"]:
+        for a, b in zip(layers[1:], layers):
+            a.set_modules_to_backward_prefetch([b])
+    return model
+
+
+def _fsdp1(scenario, model, device):
+    from torch.distributed.fsdp import BackwardPrefetch, FullyShardedDataParallel, MixedPrecision, ShardingStrategy
+    from torch.distributed.fsdp.wrap import ModuleWrapPolicy, lambda_auto_wrap_policy, size_based_auto_wrap_policy
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+    sharding, mp = scenario["sharding"], scenario["mixed_precision"]
+    policy = sharding["wrap_policy"]
+    if policy == "transformer_block":
+        auto_wrap = ModuleWrapPolicy({LlamaDecoderLayer})
+    elif policy == "lora_separate":  # peft's fsdp_auto_wrap_policy: adapters and layers, each its own unit
+        lora = set(id(m) for m in _lora_linears(model))
+        auto_wrap = functools.partial(lambda_auto_wrap_policy,
+                                      lambda_fn=lambda m: id(m) in lora or isinstance(m, LlamaDecoderLayer))
+    elif policy == "size":
+        auto_wrap = functools.partial(size_based_auto_wrap_policy, min_num_params=int(sharding["min_params"]))
+    else:
+        auto_wrap = None
+    mixed = None
+    if mp["param_dtype"] != "fp32" or mp["reduce_dtype"] != "fp32":
+        mixed = MixedPrecision(param_dtype=DTYPES[mp["param_dtype"]], reduce_dtype=DTYPES[mp["reduce_dtype"]],
+                               buffer_dtype=DTYPES[mp["param_dtype"]])
+    return FullyShardedDataParallel(
+        model, auto_wrap_policy=auto_wrap, use_orig_params=bool(sharding["use_orig_params"]),
+        sharding_strategy=ShardingStrategy.FULL_SHARD if sharding["reshard_after_forward"] else ShardingStrategy.SHARD_GRAD_OP,
+        mixed_precision=mixed, forward_prefetch=bool(sharding["forward_prefetch"]),
+        backward_prefetch=BackwardPrefetch.BACKWARD_PRE if sharding["backward_prefetch"] else None,
+        device_id=device)
+
+
+def wrap_and_optimize(scenario, model, device, param_groups):
+    """Wraps the model for the scenario's engine and builds AdamW (before or after, as asked)."""
+    engine = scenario["engine"]
+    fsdp1_flat = engine == "torch_fsdp1" and not scenario["sharding"]["use_orig_params"]
+    before = scenario["optimizer"]["build"] == "before_wrap"
+    optimizer = _adamw(scenario, param_groups(model, scenario["train"], False)) if before else None
+    model = _fsdp2(scenario, model) if engine == "torch_fsdp2" else _fsdp1(scenario, model, device)
+    if not before:
+        optimizer = _adamw(scenario, param_groups(model, scenario["train"], fsdp1_flat))
+    return model, optimizer
+
+
+def clip_grad_norm(scenario, model, max_norm):
+    if scenario["engine"] == "torch_fsdp1":
+        model.clip_grad_norm_(max_norm)
+    else:
+        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.grad is not None], max_norm)

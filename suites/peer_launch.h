@@ -1,0 +1,28 @@
+// Launching a repetition on a peer implementation (scenarios/peer_scenario.h): shardbench
+// exports the scenario's initial weights (engine/checkpoint/hf_export.h) and its provenance
+// into the repetition's directory, launches peers/torch_fsdp/peer.py as every rank, and then
+// adds the loss_parity check to the peer's result exactly as for its own engines (the same
+// one-process reference, the same tolerance).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scenarios/scenario.h"
+
+namespace shardbench {
+
+// The Python that runs the peer: peer.python, else $SHARDBENCH_PYTHON, else <project>/.venv.
+std::string PeerPython(const Scenario& s);
+
+// Writes <rep_dir>/init (model, adapter), provenance.json and scenario_header.json; returns the
+// argv every rank runs. InputError when the Python or the peer script is missing.
+std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::string& resolved_yaml,
+                                               const std::string& rep_dir);
+
+// After the peer's ranks ended with `exit_code` (0 or 1): the loss_parity check appended to
+// <rep_dir>/result.json (rewritten atomically), the init weights removed. Returns the
+// repetition's exit code (1 when a check failed).
+int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit_code);
+
+}  // namespace shardbench
