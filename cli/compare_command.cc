@@ -8,11 +8,47 @@
 #include "reporters/compare.h"
 #include "reporters/compare_reports.h"
 #include "reporters/dashboard.h"
+#include "reporters/engine_pairs.h"
 #include "reporters/history.h"
 
 namespace shardbench::cli {
 
+namespace {
+
+// `compare --engines`: red (exit 1) when a pair's losses are apart beyond the scenario's tolerance.
+int CompareEngines(const CompareArgs& args) {
+  const ResultSet base = LoadResultSet(args.base);
+  std::optional<ResultSet> current;
+  if (!args.current.empty()) current = LoadResultSet(args.current);
+  std::vector<const ResultSet*> sets{&base};
+  if (current) sets.push_back(&*current);
+  const std::vector<EnginePair> pairs = PairEngines(sets);
+  if (pairs.empty()) {
+    throw InputError(args.base + (current ? " and " + args.current : "") +
+                     ": no scenario was run by two engines (instances pair by name without their engine=... coordinate)");
+  }
+  try {
+    if (!args.markdown.empty()) WriteFileAtomically(args.markdown, EnginePairsMarkdown(pairs));
+    if (!args.html.empty()) {
+      DashboardInput in{"shardbench: engines side by side", nullptr, nullptr, current ? &*current : &base, nullptr, &pairs};
+      if (current) in.base = &base;
+      WriteFileAtomically(args.html, DashboardHtml(in));
+    }
+  } catch (const std::exception& e) {
+    throw InfraError(std::string("writing reports: ") + e.what());
+  }
+  std::fputs(EnginePairsConsole(pairs).c_str(), stdout);
+  for (const auto& p : pairs) {
+    if (!p.loss_ok()) return static_cast<int>(ExitCode::kRegression);
+  }
+  return 0;
+}
+
+}  // namespace
+
 int CompareCommand(const CompareArgs& args) {
+  if (args.engines) return CompareEngines(args);
+  if (args.current.empty()) throw InputError("compare: CURRENT is required (only --engines reads a single result set)");
   // Read everything before writing anything: bad input leaves no half-written reports.
   const ResultSet base = LoadResultSet(args.base);
   const ResultSet current = LoadResultSet(args.current);

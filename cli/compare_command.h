@@ -13,6 +13,9 @@ struct CompareArgs {
   std::string today;                   // YYYY-MM-DD for suppression expiry (empty: today, UTC)
   std::string history;                 // a history directory whose trends the dashboard shows too
   bool quiet = false;
+  // Engines side by side: pair the instances of BASE (and CURRENT, when given) that ran the same
+  // scenario on two engines (reporters/engine_pairs.h) instead of judging CURRENT against BASE.
+  bool engines = false;
 };
 
 int CompareCommand(const CompareArgs& args);

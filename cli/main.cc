@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   cli::CompareArgs compare;
   auto* compare_cmd = app.add_subcommand("compare", "Judge CURRENT results against BASE under a gate policy (exit 1 if red)");
   compare_cmd->add_option("base", compare.base, "Base results: a result file, a run's index.json, or its directory")->required();
-  compare_cmd->add_option("current", compare.current, "Current results, the same forms")->required();
+  compare_cmd->add_option("current", compare.current, "Current results, the same forms (optional with --engines)");
   compare_cmd->add_option("--policy", compare.policy, "Gate policy YAML (default: zero tolerance on exact metrics, "
                                                       "Mann-Whitney U at 0.05 with a 3% minimum effect on sampled ones)");
   compare_cmd->add_option("--markdown", compare.markdown, "Write a Markdown report (a PR comment) here");
@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--history", compare.history, "Show this history directory's trends in the dashboard too");
   compare_cmd->add_option("--today", compare.today, "Date for suppression expiry, YYYY-MM-DD (default: today, UTC)");
   compare_cmd->add_flag("--quiet", compare.quiet, "Print only the verdict line");
+  compare_cmd->add_flag("--engines", compare.engines, "Engines side by side: pair instances that ran the same scenario on "
+                                                      "two engines (loss parity, tokens/s, memory and init ratios)");
 
   cli::HistoryArgs history;
   auto* history_cmd = app.add_subcommand("history", "Find change points in every metric's series over a directory of runs");

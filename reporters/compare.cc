@@ -93,6 +93,11 @@ void ApplyHolds(MetricComparison& c, const MetricRule& rule, bool has_current) {
   if (rule.at_most && c.current > *rule.at_most) violated("at most", *rule.at_most);
 }
 
+nlohmann::json ProvenanceOf(const nlohmann::json& result) {
+  const auto it = result.find("provenance");
+  return it != result.end() && it->is_object() ? *it : nlohmann::json::object();
+}
+
 // The scenario fields that differ between two resolved configs ("train.steps 20 -> 10").
 void DiffConfig(const nlohmann::json& a, const nlohmann::json& b, const std::string& prefix, std::vector<std::string>& out) {
   if (a.is_object() && b.is_object()) {
@@ -221,6 +226,17 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
     DiffConfig(b.result["scenario"].value("config", nlohmann::json::object()),
                c->result["scenario"].value("config", nlohmann::json::object()), "", diffs);
     for (const auto& d : diffs) out.notes.push_back("instance '" + b.name + "': scenario differs: " + d);
+    // A version matrix: the libraries each side ran (the peer's torch, transformers, peft, or
+    // our own build's torch), so a regression reads as one between versions.
+    std::vector<std::string> versions;
+    const nlohmann::json pb = ProvenanceOf(b.result), pc = ProvenanceOf(c->result);
+    DiffConfig(pb.value("peer", nlohmann::json::object()), pc.value("peer", nlohmann::json::object()), "peer", versions);
+    if (pb.value("torch", "") != pc.value("torch", "")) {
+      versions.push_back("torch \"" + pb.value("torch", "") + "\" -> \"" + pc.value("torch", "") + "\"");
+    }
+    for (const auto& v : versions) {
+      if (v.find("peer.python") == std::string::npos) out.notes.push_back("instance '" + b.name + "': versions differ: " + v);
+    }
 
     std::vector<std::string> names;
     for (const auto& m : b.result["metrics"]) names.push_back(m["name"]);

@@ -1,5 +1,6 @@
 #include "reporters/dashboard.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -42,6 +43,16 @@ nlohmann::json InstancesJson(const ResultSet* base, const ResultSet& current) {
     if (base) {
       if (const InstanceResult* b = base->find(inst.name); b && !b->result.is_null()) entry["loss_base"] = b->result.value("loss", nlohmann::json());
     }
+    // The headline metrics, for a page that shows one run on its own.
+    static const std::vector<std::string> kHeadline = {"tokens_per_s", "step_time", "mfu", "init_time", "peak_allocated",
+                                                       "device_reserved_peak", "host_rss_peak", "grad_bytes",
+                                                       "kernel_overlap_ratio", "params_trainable"};
+    entry["metrics"] = nlohmann::json::array();
+    for (const auto& m : inst.result.value("metrics", nlohmann::json::array())) {
+      if (std::find(kHeadline.begin(), kHeadline.end(), m.value("name", "")) == kHeadline.end()) continue;
+      entry["metrics"].push_back({{"name", m["name"]}, {"kind", m.value("kind", "")}, {"unit", m.value("unit", "")},
+                                  {"current", m.value("median", nlohmann::json())}});
+    }
     out.push_back(entry);
   }
   return out;
@@ -74,8 +85,9 @@ nlohmann::json HistoryJson(const History& h) {
 
 nlohmann::json DashboardData(const DashboardInput& in) {
   nlohmann::json data = {{"title", in.title}, {"comparison", nullptr}, {"instances", nlohmann::json::array()},
-                         {"provenance", nlohmann::json::array()}, {"history", nullptr}};
+                         {"provenance", nlohmann::json::array()}, {"history", nullptr}, {"engine_pairs", nullptr}};
   if (in.comparison) data["comparison"] = ComparisonJson(*in.comparison);
+  if (in.engine_pairs) data["engine_pairs"] = EnginePairsJson(*in.engine_pairs);
   if (in.current) data["instances"] = InstancesJson(in.base, *in.current);
   if (in.base) AddProvenance(data["provenance"], "base", *in.base);
   if (in.current) AddProvenance(data["provenance"], "current", *in.current);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "reporters/compare.h"
+#include "reporters/engine_pairs.h"
 #include "reporters/history.h"
 #include "reporters/result_set.h"
 
@@ -21,6 +22,7 @@ struct DashboardInput {
   const ResultSet* base = nullptr;
   const ResultSet* current = nullptr;
   const History* history = nullptr;
+  const std::vector<EnginePair>* engine_pairs = nullptr;  // engines side by side (compare --engines)
 };
 
 // The page's data (what the tests read back).

@@ -10,6 +10,7 @@
 #include "reporters/compare.h"
 #include "reporters/change_points.h"
 #include "reporters/compare_reports.h"
+#include "reporters/engine_pairs.h"
 #include "reporters/significance.h"
 #include "tests/multi_rank.h"
 
@@ -230,6 +231,62 @@ TEST(CompareVerdicts, PolicyHoldsAreAbsolute) {
                            Set({Result("a", {Sampled("kernel_overlap_ratio", "higher", {0.3})})}), policy, "2026-12-02");
   EXPECT_EQ(few.metrics.at(0).verdict, Verdict::kRegression) << few.metrics.at(0).detail;
   EXPECT_NE(LoadGatePolicy(WritePolicy("hold_ok", "metrics:\n  x: {at_least: 0.5}\n")).rule_for("x", "sampled").at_least, std::nullopt);
+}
+
+// One engine's result of a matrix instance, for pairing.
+InstanceResult EngineResult(const std::string& engine, const std::vector<double>& loss, double tokens, double rss) {
+  nlohmann::json r = Result("peers[engine=" + engine + ",enabled=true]",
+                            {Sampled("tokens_per_s", "higher", {tokens, tokens * 1.01, tokens * 0.99}),
+                             Sampled("host_rss_peak", "lower", {rss})});
+  r["scenario"]["config"]["engine"] = engine;
+  r["scenario"]["config"]["checks"] = {{"loss_rtol", 1e-5}, {"loss_parity_steps", 2}};
+  r["loss"] = loss;
+  InstanceResult i;
+  i.name = r["scenario"]["name"];
+  i.result = r;
+  return i;
+}
+
+TEST(EnginePairs, PairsBySharedScenarioAndJudgesLossOverTheFirstSteps) {
+  ResultSet set;
+  set.instances = {EngineResult("per_param", {5.0, 4.0, 3.0}, 200, 100), EngineResult("torch_fsdp2", {5.0, 4.00001, 9.0}, 100, 400),
+                   EngineResult("flat", {5.0, 4.1, 3.0}, 150, 100), EngineResult("torch_fsdp1", {5.0, 4.0, 3.0}, 150, 100)};
+  const auto pairs = PairEngines({&set});
+  ASSERT_EQ(pairs.size(), 4u);  // per_param/fsdp2, flat/fsdp1, fsdp1/fsdp2, flat/per_param
+  EXPECT_EQ(pairs[0].scenario, "peers[enabled=true]");
+  EXPECT_EQ(pairs[0].engine_a, "per_param");
+  EXPECT_EQ(pairs[0].engine_b, "torch_fsdp2");
+  EXPECT_EQ(pairs[0].judged, 2);  // loss_parity_steps: step 2's 3.0 vs 9.0 is not judged
+  EXPECT_NEAR(pairs[0].loss_max_rel, 0.00001 / 4.00001, 1e-12);
+  EXPECT_TRUE(pairs[0].loss_ok());
+  ASSERT_TRUE(pairs[0].tokens && pairs[0].memory);
+  EXPECT_DOUBLE_EQ(pairs[0].tokens->interval.ratio, 2.0);  // a / b
+  EXPECT_DOUBLE_EQ(pairs[0].memory->interval.ratio, 0.25);
+  EXPECT_EQ(pairs[0].memory->metric, "host_rss_peak");
+  EXPECT_EQ(pairs[1].engine_a, "flat");
+  EXPECT_FALSE(pairs[1].loss_ok());  // 4.1 vs 4.0 at step 1
+  EXPECT_NE(EnginePairsMarkdown(pairs).find("| per\\_param | torch\\_fsdp2 |"), std::string::npos) << EnginePairsMarkdown(pairs);
+  // Two sets (ours and the peer's runs) pool; one engine alone pairs with nothing.
+  ResultSet ours, theirs, lonely;
+  ours.instances = {EngineResult("per_param", {5.0}, 1, 1)};
+  theirs.instances = {EngineResult("torch_fsdp2", {5.0}, 1, 1)};
+  EXPECT_EQ(PairEngines({&ours, &theirs}).size(), 1u);
+  EXPECT_TRUE(PairEngines({&ours}).empty());
+}
+
+// Two torch releases under the same peer scenario: the regression is judged as any other and
+// the notes say which versions each side ran.
+TEST(CompareVerdicts, VersionsOfEachSideAreNoted) {
+  auto with_torch = [](const std::string& version, double tokens) {
+    nlohmann::json r = Result("peers[engine=torch_fsdp2]", {Sampled("tokens_per_s", "higher", {tokens, tokens, tokens, tokens, tokens * 1.001})});
+    r["provenance"] = {{"torch", version}, {"peer", {{"torch", version}, {"transformers", "4.57.6"}}}};
+    return r;
+  };
+  const auto c = Compare(Set({with_torch("2.10.0+cpu", 100)}), Set({with_torch("2.11.0+cpu", 80)}), DefaultGatePolicy(), "2026-12-02");
+  EXPECT_EQ(c.regressions(), 1);
+  bool noted = false;
+  for (const auto& n : c.notes) noted |= n.find("versions differ: peer.torch \"2.10.0+cpu\" -> \"2.11.0+cpu\"") != std::string::npos;
+  EXPECT_TRUE(noted) << ::testing::PrintToString(c.notes);
 }
 
 TEST(CompareVerdicts, MissingInstancesAreRedConfigChangesAreNoted) {

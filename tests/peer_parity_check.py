@@ -55,6 +55,14 @@ for lora in ("true", "false"):
             fail(f"{peer} lora={lora}: no passing loss_parity check: {b['checks']}")
         print(f"{ours:9s} vs {peer:11s} lora={lora:5s}: max relative loss difference {worst:.2e}")
 
+# The side-by-side report over the same run: every pair's losses within tolerance (exit 0).
+md = os.path.join(work, "engines.md")
+side = subprocess.run([binary, "compare", os.path.join(work, "run"), "--engines", "--markdown", md, "--html",
+                       os.path.join(work, "engines.html")], capture_output=True, text=True)
+if side.returncode != 0 or "per\\_param | torch\\_fsdp2" not in open(md).read():
+    fail(f"compare --engines: exit {side.returncode}\n{side.stdout}{side.stderr}")
+print(side.stdout)
+
 refused = subprocess.run([binary, "run", scenario, "--quiet", "--out", os.path.join(work, "refused"), "train.steps=2",
                           "engine=torch_fsdp1", "lora.enabled=true", "sharding.use_orig_params=false"],
                          capture_output=True, text=True)

@@ -1,0 +1,176 @@
+#include "reporters/engine_pairs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <regex>
+
+#include "reporters/format.h"
+
+namespace shardbench {
+namespace {
+
+const std::vector<std::pair<std::string, std::string>> kPairs = {
+    {"per_param", "torch_fsdp2"}, {"flat", "torch_fsdp1"}, {"torch_fsdp1", "torch_fsdp2"}, {"flat", "per_param"}};
+
+std::string WithoutEngine(const std::string& name) {
+  std::string s = std::regex_replace(name, std::regex(R"((\[|,)engine=[^,\]]*,?)"), "$1");
+  s = std::regex_replace(s, std::regex(R"(,\])"), "]");
+  return std::regex_replace(s, std::regex(R"(\[\])"), "");
+}
+
+// The resolved scenario config of a result ({} when absent).
+nlohmann::json ConfigOf(const nlohmann::json& result) {
+  const auto scenario = result.find("scenario");
+  if (scenario == result.end() || !scenario->is_object()) return nlohmann::json::object();
+  return scenario->value("config", nlohmann::json::object());
+}
+
+const nlohmann::json* Metric(const nlohmann::json& result, const std::string& name) {
+  const auto metrics = result.find("metrics");
+  if (metrics == result.end() || !metrics->is_array()) return nullptr;
+  for (const auto& m : *metrics) {
+    if (m.value("name", "") == name) return &m;
+  }
+  return nullptr;
+}
+
+// Repetition medians when there are enough launches to speak for launch-to-launch noise,
+// else the one launch's measured steps.
+std::pair<std::vector<double>, std::string> Samples(const nlohmann::json& m) {
+  if (m.contains("repetition_medians") && m["repetition_medians"].size() >= 3) {
+    return {m["repetition_medians"].get<std::vector<double>>(), "repetitions"};
+  }
+  return {m["samples"].get<std::vector<double>>(), "steps"};
+}
+
+std::optional<RatioFigure> Ratio(const nlohmann::json& a, const nlohmann::json& b, const std::vector<std::string>& metrics) {
+  for (const auto& name : metrics) {  // the first metric both sides have
+    const nlohmann::json *ma = Metric(a, name), *mb = Metric(b, name);
+    if (!ma || !mb) continue;
+    auto [sa, kind_a] = Samples(*ma);
+    auto [sb, kind_b] = Samples(*mb);
+    if (sa.empty() || sb.empty()) continue;
+    RatioFigure f{name, BootstrapMedianRatio(sb, sa), sa.size(), sb.size(), kind_a == kind_b ? kind_a : "steps"};
+    return f;
+  }
+  return std::nullopt;
+}
+
+std::string Fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+std::string Sci(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.2e", v);
+  return buf;
+}
+
+std::string RatioText(const std::optional<RatioFigure>& f) {
+  if (!f) return "-";
+  std::string s = Fixed(f->interval.ratio, 3);
+  if (f->samples_a > 1 && f->samples_b > 1) s += " [" + Fixed(f->interval.low, 3) + ", " + Fixed(f->interval.high, 3) + "]";
+  return s;
+}
+
+std::string LossText(const EnginePair& p) {
+  if (p.judged == 0) return "-";
+  return Sci(p.loss_max_rel) + (p.loss_ok() ? " ok" : " OVER") + " (tol " + Sci(p.loss_rtol) + ", " + std::to_string(p.judged) + " steps)";
+}
+
+}  // namespace
+
+std::vector<EnginePair> PairEngines(const std::vector<const ResultSet*>& sets) {
+  // scenario -> engine -> instance (the first found).
+  std::map<std::string, std::map<std::string, const InstanceResult*>> by_scenario;
+  std::vector<std::string> order;
+  for (const ResultSet* set : sets) {
+    for (const auto& inst : set->instances) {
+      if (inst.result.is_null()) continue;
+      const std::string engine = ConfigOf(inst.result).value("engine", "");
+      const std::string key = WithoutEngine(inst.name);
+      if (!by_scenario.count(key)) order.push_back(key);
+      by_scenario[key].emplace(engine, &inst);
+    }
+  }
+  std::vector<EnginePair> out;
+  for (const auto& key : order) {
+    const auto& engines = by_scenario[key];
+    for (const auto& [a_engine, b_engine] : kPairs) {
+      if (!engines.count(a_engine) || !engines.count(b_engine)) continue;
+      const InstanceResult &a = *engines.at(a_engine), &b = *engines.at(b_engine);
+      EnginePair p{key, a_engine, b_engine, a.name, b.name};
+      const nlohmann::json checks = ConfigOf(a.result).value("checks", nlohmann::json::object());
+      p.loss_rtol = checks.value("loss_rtol", 1e-5);
+      const auto la = a.result.value("loss", std::vector<double>{}), lb = b.result.value("loss", std::vector<double>{});
+      p.judged = std::min<int64_t>({checks.value("loss_parity_steps", int64_t{8}), static_cast<int64_t>(la.size()),
+                                    static_cast<int64_t>(lb.size())});
+      if (la.size() != lb.size()) p.note = "loss curves of different lengths (" + std::to_string(la.size()) + " vs " + std::to_string(lb.size()) + ")";
+      for (int64_t s = 0; s < p.judged; ++s) {
+        p.loss_max_rel = std::max(p.loss_max_rel, std::abs(la[s] - lb[s]) / std::max(std::abs(lb[s]), 1e-12));
+      }
+      p.tokens = Ratio(a.result, b.result, {"tokens_per_s"});
+      p.memory = Ratio(a.result, b.result, {"device_reserved_peak", "host_rss_peak"});
+      p.init = Ratio(a.result, b.result, {"init_time"});
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+std::string EnginePairsConsole(const std::vector<EnginePair>& pairs) {
+  if (pairs.empty()) return "no scenario was run by two engines\n";
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-40s %-28s %-40s %-24s %-18s %-18s\n", "scenario", "a vs b",
+                "loss max rel. diff", "tokens/s a/b [95% CI]", "peak memory a/b", "init time a/b");
+  out += line;
+  for (const auto& p : pairs) {
+    std::snprintf(line, sizeof(line), "%-40s %-28s %-40s %-24s %-18s %-18s\n", p.scenario.c_str(),
+                  (p.engine_a + " vs " + p.engine_b).c_str(), LossText(p).c_str(), RatioText(p.tokens).c_str(),
+                  RatioText(p.memory).c_str(), RatioText(p.init).c_str());
+    out += line;
+    if (!p.note.empty()) out += "    note: " + p.note + "\n";
+  }
+  out += "Ratios are a / b of medians; intervals: percentile bootstrap over ";
+  out += pairs[0].tokens && pairs[0].tokens->samples == "repetitions" ? "repetitions (one median per launch).\n"
+                                                                     : "one launch's measured steps (launch-to-launch noise not included; use --repetitions 3 or more).\n";
+  return out;
+}
+
+std::string EnginePairsMarkdown(const std::vector<EnginePair>& pairs) {
+  std::string out = "## Engines side by side\n\n";
+  if (pairs.empty()) return out + "No scenario was run by two engines.\n";
+  out += "| scenario | a | b | loss max rel. diff | tokens/s a/b | peak memory a/b | init time a/b |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& p : pairs) {
+    out += "| " + EscapeMarkdown(p.scenario) + " | " + EscapeMarkdown(p.engine_a) + " | " + EscapeMarkdown(p.engine_b) + " | " +
+           LossText(p) + " | " + RatioText(p.tokens) + " | " + RatioText(p.memory) + (p.memory ? " (" + EscapeMarkdown(p.memory->metric) + ")" : "") +
+           " | " + RatioText(p.init) + " |\n";
+  }
+  out += "\nRatios are a / b of medians with 95% percentile-bootstrap intervals (over repetitions when there are 3 or more, "
+         "else over one launch's measured steps). Loss: the largest relative difference of the global loss over the first "
+         "checks.loss_parity_steps steps, against checks.loss_rtol.\n";
+  return out;
+}
+
+nlohmann::json EnginePairsJson(const std::vector<EnginePair>& pairs) {
+  nlohmann::json out = nlohmann::json::array();
+  auto ratio = [](const std::optional<RatioFigure>& f) -> nlohmann::json {
+    if (!f) return nullptr;
+    return {{"metric", f->metric}, {"ratio", f->interval.ratio}, {"low", f->interval.low}, {"high", f->interval.high},
+            {"samples", f->samples}, {"n_a", f->samples_a}, {"n_b", f->samples_b}};
+  };
+  for (const auto& p : pairs) {
+    out.push_back({{"scenario", p.scenario}, {"engine_a", p.engine_a}, {"engine_b", p.engine_b}, {"instance_a", p.instance_a},
+                   {"instance_b", p.instance_b}, {"loss_max_rel", p.loss_max_rel}, {"loss_judged_steps", p.judged},
+                   {"loss_rtol", p.loss_rtol}, {"loss_ok", p.loss_ok()}, {"tokens_per_s", ratio(p.tokens)},
+                   {"memory", ratio(p.memory)}, {"init_time", ratio(p.init)}, {"note", p.note}});
+  }
+  return out;
+}
+
+}  // namespace shardbench

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# A Python environment for the PyTorch peer (peers/torch_fsdp) with another torch release, for a
+# version matrix: `.venv-peer-torch-<VERSION>/` holding torch==VERSION from PyPI (its default
+# CUDA build, which also runs on CPU; a few GiB with its CUDA libraries) with the transformers and
+# peft pinned in requirements.txt. Prints the environment's Python, to use as `peer.python`.
+#   scripts/setup-peer-env.sh 2.10.0
+#   build/shardbench run peers_tiny engine=torch_fsdp2 peer.python=$(scripts/setup-peer-env.sh 2.10.0)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+version=${1:?usage: scripts/setup-peer-env.sh TORCH_VERSION}
+[[ "$version" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]] || { echo "setup-peer-env: '$version' is not a torch version like 2.10.0" >&2; exit 2; }
+env_dir="$root/.venv-peer-torch-$version"
+python=${SHARDBENCH_BOOTSTRAP_PYTHON:-python3}
+pin() { grep -E "^$1==" "$root/requirements.txt" | cut -d'#' -f1 | tr -d ' '; }
+if [ ! -x "$env_dir/bin/python" ]; then
+  "$python" -m venv "$env_dir" >&2
+fi
+if ! "$env_dir/bin/python" -c "import torch, sys; sys.exit(0 if torch.__version__.split('+')[0] == '$version' else 1)" 2>/dev/null; then
+  echo "setup-peer-env: installing torch==$version into $env_dir" >&2
+  "$env_dir/bin/pip" install --quiet --progress-bar off "torch==$version" "$(pin transformers)" "$(pin peft)" pyyaml >&2
+fi
+echo "$env_dir/bin/python"
