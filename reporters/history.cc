@@ -53,6 +53,22 @@ History BuildHistory(const std::vector<ResultSet>& runs, const std::string& inst
   return h;
 }
 
+std::string VersionChangeAt(const History& h, size_t run) {
+  if (run == 0 || run >= h.provenance.size()) return "";
+  const nlohmann::json &a = h.provenance[run - 1], &b = h.provenance[run];
+  std::string out;
+  auto diff = [&](const std::string& label, const nlohmann::json& x, const nlohmann::json& y) {
+    if (x != y) out += (out.empty() ? "" : ", ") + label + " " + (x.is_string() ? x.get<std::string>() : x.dump()) + " -> " +
+                       (y.is_string() ? y.get<std::string>() : y.dump());
+  };
+  diff("torch", a.value("torch", nlohmann::json()), b.value("torch", nlohmann::json()));
+  const nlohmann::json pa = a.value("peer", nlohmann::json::object()), pb = b.value("peer", nlohmann::json::object());
+  for (const char* k : {"torch", "transformers", "peft"}) {
+    if (pa.contains(k) || pb.contains(k)) diff(std::string("peer ") + k, pa.value(k, nlohmann::json()), pb.value(k, nlohmann::json()));
+  }
+  return out;
+}
+
 std::string HistoryConsoleReport(const History& h) {
   std::ostringstream s;
   int found = 0;
@@ -64,7 +80,9 @@ std::string HistoryConsoleReport(const History& h) {
       std::snprintf(p, sizeof(p), "%.3f", c.p_value);
       s << series.instance << " " << series.metric << ": shift at run " << run << " (" << h.started_at[run] << ", " << h.runs[run]
         << "): " << FormatValue(c.before, series.unit) << " -> " << FormatValue(c.after, series.unit) << " ("
-        << FormatDelta(Ratio(c.before, c.after)) << ", " << Direction(series, c) << "), p=" << p << "\n";
+        << FormatDelta(Ratio(c.before, c.after)) << ", " << Direction(series, c) << "), p=" << p;
+      if (const std::string v = VersionChangeAt(h, run); !v.empty()) s << "; versions changed at this run: " << v;
+      s << "\n";
     }
   }
   s << found << " change point" << (found == 1 ? "" : "s") << " in " << h.series.size() << " series over " << h.runs.size()
@@ -85,7 +103,9 @@ std::string HistoryMarkdownReport(const History& h) {
       s << "| " << EscapeMarkdown(series.instance) << " | " << EscapeMarkdown(series.metric) << " | " << run << " | "
         << EscapeMarkdown(h.started_at[run]) << " | " << EscapeMarkdown(FormatValue(c.before, series.unit)) << " | "
         << EscapeMarkdown(FormatValue(c.after, series.unit)) << " | " << FormatDelta(Ratio(c.before, c.after)) << " | "
-        << Direction(series, c) << " | " << p << " |\n";
+        << Direction(series, c);
+      if (const std::string v = VersionChangeAt(h, run); !v.empty()) s << " (versions changed: " << EscapeMarkdown(v) << ")";
+      s << " | " << p << " |\n";
     }
   }
   return s.str();

@@ -32,6 +32,10 @@ struct History {
 History BuildHistory(const std::vector<ResultSet>& runs, const std::string& instance_glob, const std::string& metric_glob,
                      const ChangePointOptions& options = {});
 
+// The library versions that changed between run - 1 and run (our torch; the peer's torch,
+// transformers, peft), "" when none: a shift at that run reads as one between versions.
+std::string VersionChangeAt(const History& h, size_t run);
+
 // One line per change point ("instance metric: shift at run R (started_at): before -> after,
 // delta, p"), then how many series were searched.
 std::string HistoryConsoleReport(const History& h);

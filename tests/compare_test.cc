@@ -11,6 +11,7 @@
 #include "reporters/change_points.h"
 #include "reporters/compare_reports.h"
 #include "reporters/engine_pairs.h"
+#include "reporters/history.h"
 #include "reporters/significance.h"
 #include "tests/multi_rank.h"
 
@@ -335,6 +336,30 @@ TEST(ChangePoints, FindsAStepAndItsRunIgnoresNoise) {
   EXPECT_TRUE(DetectChangePoints(std::vector<double>(20, 5.0)).empty());  // constant: nothing to find
   // Deterministic: the same series, the same answer.
   EXPECT_EQ(DetectChangePoints(series)[0].p_value, found[0].p_value);
+}
+
+// Nightly peer runs across a torch upgrade: the shift is found at the run where the versions
+// changed, and the report says which.
+TEST(History, AShiftAtAVersionChangeNamesTheVersions) {
+  std::vector<ResultSet> runs;
+  const auto tokens = Samples(100, 0.005, 12, 41);
+  for (size_t r = 0; r < tokens.size(); ++r) {
+    const bool upgraded = r >= 6;
+    nlohmann::json result = Result("peers[engine=torch_fsdp2]", {Sampled("tokens_per_s", "higher", {tokens[r] * (upgraded ? 0.8 : 1.0)})});
+    result["provenance"] = {{"torch", "2.11.0"}, {"peer", {{"torch", upgraded ? "2.11.0" : "2.10.0"}, {"peft", "0.18.1"}}}};
+    result["started_at"] = "2026-11-" + std::string(r + 1 < 10 ? "0" : "") + std::to_string(r + 1) + "T02:00:00Z";
+    ResultSet set = Set({result});
+    set.source = "run-" + std::to_string(r);
+    runs.push_back(set);
+  }
+  const History h = BuildHistory(runs, "*", "tokens_per_s");
+  ASSERT_EQ(h.series.size(), 1u);
+  ASSERT_EQ(h.series[0].change_points.size(), 1u);
+  EXPECT_EQ(h.series[0].points[h.series[0].change_points[0].index].run, 6u);
+  EXPECT_EQ(VersionChangeAt(h, 6), "peer torch 2.10.0 -> 2.11.0");
+  EXPECT_EQ(VersionChangeAt(h, 5), "");
+  EXPECT_NE(HistoryConsoleReport(h).find("versions changed at this run: peer torch 2.10.0 -> 2.11.0"), std::string::npos)
+      << HistoryConsoleReport(h);
 }
 
 TEST(ChangePoints, TwoStepsBothFound) {

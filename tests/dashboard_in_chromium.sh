@@ -73,3 +73,11 @@ render "$out/history.html" history 1
 # Every run directory carries its own page (no base): the smoke run's.
 render "$out/base/dashboard.html" run 2
 if grep -q '<img' "$out/run.dom.html"; then echo "a scenario name was parsed as markup on the run page"; exit 1; fi
+
+# Engines side by side (compare --engines): our two sharding engines on one scenario.
+"$bin" run "$(dirname "$0")/../scenarios/nightly_engines.yaml" --out "$out/engines_run" --quiet world_size=2 lora.enabled=true \
+  train.steps=3 >/dev/null
+"$bin" compare "$out/engines_run" --engines --html "$out/engines.html" --markdown "$out/engines.md" >/dev/null
+grep -qF "| flat | per\_param |" "$out/engines.md" || { echo "engines.md lacks the flat/per_param pair"; exit 1; }
+render "$out/engines.html" engines 2  # the ratio chart and at least one instance's chart
+grep -q 'Engines side by side' "$out/engines.dom.html" || { echo "the engines page lacks its section"; exit 1; }

@@ -8,7 +8,18 @@
 
 #include <unistd.h>
 
+#include "engine/common/error.h"
+
 namespace shardbench::testing {
+
+std::string InputErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "<no InputError>";
+}
 
 std::string MakeTempDir(const std::string& name) {
   const char* base = std::getenv("TEST_TMPDIR");

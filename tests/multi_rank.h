@@ -1,6 +1,7 @@
 // Helpers for tests that run a rank program in several processes.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@ namespace shardbench::testing {
 // A fresh directory under the test temp dir.
 std::string MakeTempDir(const std::string& name);
 std::string ReadFile(const std::string& path);
+// The message of the InputError `fn` throws ("<no InputError>" when it throws none).
+std::string InputErrorOf(const std::function<void()>& fn);
 
 // Launches `nproc` copies of the rank worker with `args`, logs per rank in a temp dir.
 struct MultiRankRun {

@@ -18,14 +18,8 @@ std::string Write(const std::string& name, const std::string& text) {
   return path;
 }
 
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "<no InputError>";
-}
+using testing::InputErrorOf;
+const auto& ErrorOf = InputErrorOf;
 
 TEST(Scenario, ShippedFilesParse) {
   for (const char* f : {"smoke.yaml", "flat_lora.yaml"}) {

@@ -24,14 +24,8 @@ std::string WriteTokens(const std::string& name, const std::vector<uint32_t>& id
   return path;
 }
 
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using testing::InputErrorOf;
+const auto& ErrorOf = InputErrorOf;
 
 TEST(TokenFileData, WindowsStartAtTheDocumentedOffsetsForBothWidths) {
   std::vector<uint32_t> ids(1000);
