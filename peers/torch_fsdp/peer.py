@@ -108,8 +108,8 @@ def main():
         if rank == 0:
             results.write_refusal(args, scenario, started_at, message)
         print(f"peer: PyTorch refused the scenario: {message}", file=sys.stderr)
-        dist.destroy_process_group()
-        return 1
+        dist.barrier()  # rank 0's result is on disk before anyone leaves
+        return exit_now(1)
     shard_s = time.perf_counter() - t_shard
     init_s = time.perf_counter() - t_start
 
@@ -165,8 +165,17 @@ def main():
     if rank == 0:
         results.write_result(args, scenario, started_at, records, losses, params_total, params_trainable)
     dist.barrier()
-    dist.destroy_process_group()
-    return 0
+    return exit_now(0)
+
+
+def exit_now(code):
+    """Leaves without tearing the process group down: everything is written (rank 0's result
+    atomically, before the barrier), and Gloo's teardown at interpreter exit aborts now and then
+    ("terminate called without an active exception", seen on torch 2.11), which would turn a
+    finished run into a crashed rank."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
