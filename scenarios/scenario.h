@@ -96,8 +96,9 @@ struct DataConfig {
 
 // The peer implementation (engine torch_fsdp1 | torch_fsdp2; peers/torch_fsdp).
 struct PeerConfig {
-  // The Python whose torch, transformers and peft run the peer; "" = $SHARDBENCH_PYTHON, else
-  // the project's .venv. A matrix over several (scripts/setup-peer-env.sh) compares versions.
+  // The Python whose torch, transformers and peft run the peer: a path, "project" (the project's
+  // .venv), or an environment name made by scripts/setup-peer-env.sh ("torch-2.10.0"); "" =
+  // $SHARDBENCH_PYTHON, else the project's .venv. A matrix over several compares versions.
   std::string python;
 };
 

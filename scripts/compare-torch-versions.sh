@@ -17,9 +17,9 @@ overrides=("$@")
 [ ${#overrides[@]} -gt 0 ] || overrides=(engine=torch_fsdp2 lora.enabled=true)
 bin=${SHARDBENCH_BIN:-$root/build/shardbench}
 out=${SHARDBENCH_OUT:-$root/results/torch-versions-$(date -u +%Y%m%d-%H%M%S)}
-python_for() { if [ "$1" = project ]; then echo "$root/.venv/bin/python"; else "$root/scripts/setup-peer-env.sh" "$1"; fi; }
+env_for() { if [ "$1" = project ]; then echo project; else "$root/scripts/setup-peer-env.sh" "$1" >/dev/null && echo "torch-$1"; fi; }
 for side in old new; do
   version=${!side}
-  "$bin" run "$scenario" --quiet --repetitions "$reps" --out "$out/$side" "${overrides[@]}" "peer.python=$(python_for "$version")" || true
+  "$bin" run "$scenario" --quiet --repetitions "$reps" --out "$out/$side" "${overrides[@]}" "peer.python=$(env_for "$version")" || true
 done
 "$bin" compare "$out/old" "$out/new" --markdown "$out/compare.md" --html "$out/compare.html"

@@ -2,9 +2,10 @@
 # A Python environment for the PyTorch peer (peers/torch_fsdp) with another torch release, for a
 # version matrix: `.venv-peer-torch-<VERSION>/` holding torch==VERSION from PyPI (its default
 # CUDA build, which also runs on CPU; a few GiB with its CUDA libraries) with the transformers and
-# peft pinned in requirements.txt. Prints the environment's Python, to use as `peer.python`.
+# peft pinned in requirements.txt. Prints the environment's Python. A scenario names it
+# `peer.python: torch-<VERSION>` (or by that path):
 #   scripts/setup-peer-env.sh 2.10.0
-#   build/shardbench run peers_tiny engine=torch_fsdp2 peer.python=$(scripts/setup-peer-env.sh 2.10.0)
+#   build/shardbench run peers_tiny engine=torch_fsdp2 peer.python=torch-2.10.0
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 version=${1:?usage: scripts/setup-peer-env.sh TORCH_VERSION}

@@ -20,7 +20,10 @@ namespace shardbench {
 namespace fs = std::filesystem;
 
 std::string PeerPython(const Scenario& s) {
-  if (!s.peer.python.empty()) return s.peer.python;
+  const std::string& p = s.peer.python;
+  if (p == "project") return ProjectDir() + "/.venv/bin/python";
+  if (!p.empty() && p.find('/') == std::string::npos) return ProjectDir() + "/.venv-peer-" + p + "/bin/python";
+  if (!p.empty()) return p;
   if (const char* env = std::getenv("SHARDBENCH_PYTHON"); env && *env) return env;
   return ProjectDir() + "/.venv/bin/python";
 }
@@ -29,8 +32,9 @@ std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::str
                                                const std::string& rep_dir) {
   const std::string python = PeerPython(s), script = ProjectDir() + "/peers/torch_fsdp/peer.py";
   if (!fs::exists(python)) {
-    throw InputError("engine=" + s.engine + ": peer Python '" + python + "' does not exist (peer.python, "
-                     "$SHARDBENCH_PYTHON, or run scripts/setup.sh for the project's .venv)");
+    throw InputError("engine=" + s.engine + ": peer Python '" + python + "' does not exist (peer.python '" + s.peer.python +
+                     "': a name like torch-2.10.0 needs scripts/setup-peer-env.sh 2.10.0; empty or 'project' needs "
+                     "scripts/setup.sh)");
   }
   if (!fs::is_regular_file(script)) throw InputError("engine=" + s.engine + ": peer script " + script + " is missing");
   // The weights the engines would start from, built whole on this process (init=eager).

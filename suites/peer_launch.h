@@ -12,7 +12,10 @@
 
 namespace shardbench {
 
-// The Python that runs the peer: peer.python, else $SHARDBENCH_PYTHON, else <project>/.venv.
+// The Python that runs the peer. peer.python: a path; "project" (<project>/.venv); or an
+// environment's name, "torch-2.10.0" -> <project>/.venv-peer-torch-2.10.0 (scripts/setup-peer-env.sh),
+// which keeps instance names of a version matrix short and portable. Empty: $SHARDBENCH_PYTHON,
+// else <project>/.venv.
 std::string PeerPython(const Scenario& s);
 
 // Writes <rep_dir>/init (model, adapter), provenance.json and scenario_header.json; returns the
