@@ -118,6 +118,8 @@ Outcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, const st
         if (finished == 0 || fs::is_regular_file(rep_dir + "/result.json")) return {finished, ""};
       } catch (const Error& e) {
         return {static_cast<int>(e.code()), e.what()};
+      } catch (const std::exception& e) {  // e.g. a result.json that is not JSON
+        return {static_cast<int>(ExitCode::kInfra), "peer result " + rep_dir + "/result.json unreadable: " + e.what()};
       }
     }
   }

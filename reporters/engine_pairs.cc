@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <regex>
 
@@ -36,24 +37,30 @@ const nlohmann::json* Metric(const nlohmann::json& result, const std::string& na
   return nullptr;
 }
 
-// Repetition medians when there are enough launches to speak for launch-to-launch noise,
-// else the one launch's measured steps.
-std::pair<std::vector<double>, std::string> Samples(const nlohmann::json& m) {
-  if (m.contains("repetition_medians") && m["repetition_medians"].size() >= 3) {
-    return {m["repetition_medians"].get<std::vector<double>>(), "repetitions"};
+std::vector<double> Numbers(const nlohmann::json& array) {  // nulls (non-finite values) skipped
+  std::vector<double> out;
+  for (const auto& v : array) {
+    if (v.is_number()) out.push_back(v.get<double>());
   }
-  return {m["samples"].get<std::vector<double>>(), "steps"};
+  return out;
+}
+
+bool HasRepetitions(const nlohmann::json& m) {
+  return m.contains("repetition_medians") && m["repetition_medians"].size() >= 3;
 }
 
 std::optional<RatioFigure> Ratio(const nlohmann::json& a, const nlohmann::json& b, const std::vector<std::string>& metrics) {
   for (const auto& name : metrics) {  // the first metric both sides have
     const nlohmann::json *ma = Metric(a, name), *mb = Metric(b, name);
     if (!ma || !mb) continue;
-    auto [sa, kind_a] = Samples(*ma);
-    auto [sb, kind_b] = Samples(*mb);
+    // Repetition medians when both sides have enough launches to speak for launch-to-launch
+    // noise, else both sides' measured steps: never one kind against the other.
+    const std::string kind = HasRepetitions(*ma) && HasRepetitions(*mb) ? "repetitions" : "steps";
+    const char* key = kind == "repetitions" ? "repetition_medians" : "samples";
+    const std::vector<double> sa = Numbers(ma->value(key, nlohmann::json::array()));
+    const std::vector<double> sb = Numbers(mb->value(key, nlohmann::json::array()));
     if (sa.empty() || sb.empty()) continue;
-    RatioFigure f{name, BootstrapMedianRatio(sb, sa), sa.size(), sb.size(), kind_a == kind_b ? kind_a : "steps"};
-    return f;
+    return RatioFigure{name, BootstrapMedianRatio(sb, sa), sa.size(), sb.size(), kind};
   }
   return std::nullopt;
 }
@@ -106,12 +113,18 @@ std::vector<EnginePair> PairEngines(const std::vector<const ResultSet*>& sets) {
       EnginePair p{key, a_engine, b_engine, a.name, b.name};
       const nlohmann::json checks = ConfigOf(a.result).value("checks", nlohmann::json::object());
       p.loss_rtol = checks.value("loss_rtol", 1e-5);
-      const auto la = a.result.value("loss", std::vector<double>{}), lb = b.result.value("loss", std::vector<double>{});
+      auto losses = [](const nlohmann::json& r) {  // null (non-finite) reads as NaN: never "equal"
+        std::vector<double> out;
+        for (const auto& v : r.value("loss", nlohmann::json::array())) out.push_back(v.is_number() ? v.get<double>() : std::nan(""));
+        return out;
+      };
+      const auto la = losses(a.result), lb = losses(b.result);
       p.judged = std::min<int64_t>({checks.value("loss_parity_steps", int64_t{8}), static_cast<int64_t>(la.size()),
                                     static_cast<int64_t>(lb.size())});
       if (la.size() != lb.size()) p.note = "loss curves of different lengths (" + std::to_string(la.size()) + " vs " + std::to_string(lb.size()) + ")";
       for (int64_t s = 0; s < p.judged; ++s) {
-        p.loss_max_rel = std::max(p.loss_max_rel, std::abs(la[s] - lb[s]) / std::max(std::abs(lb[s]), 1e-12));
+        const double rel = std::abs(la[s] - lb[s]) / std::max(std::abs(lb[s]), 1e-12);
+        p.loss_max_rel = std::isnan(rel) ? std::numeric_limits<double>::infinity() : std::max(p.loss_max_rel, rel);
       }
       p.tokens = Ratio(a.result, b.result, {"tokens_per_s"});
       p.memory = Ratio(a.result, b.result, {"device_reserved_peak", "host_rss_peak"});

@@ -103,7 +103,14 @@ std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::
   for (const auto& o : rest) {
     const auto eq = o.find('=');
     for (auto& axis : axes) {
-      if (eq != std::string::npos && axis.key == o.substr(0, eq)) axis.values = {YAML::Node(o.substr(eq + 1))};
+      if (eq == std::string::npos || axis.key != o.substr(0, eq)) continue;
+      YAML::Node value;  // read as ApplyOverride reads it: engine="flat" pins flat, not "flat" in quotes
+      try {
+        value = YAML::Load(o.substr(eq + 1));
+      } catch (const YAML::Exception&) {
+        value = YAML::Node(o.substr(eq + 1));  // ApplyOverride names the bad value
+      }
+      axis.values = {value.IsNull() ? YAML::Node(o.substr(eq + 1)) : value};
     }
   }
   const std::string base_name = base["name"] ? base["name"].as<std::string>() : std::filesystem::path(path).stem().string();

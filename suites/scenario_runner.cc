@@ -151,7 +151,10 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
                        static_cast<double>(b * accum * s.train.seq_len * env.world_size) / t.seconds,
                        HostRssPeakBytes()});
     }
-    if (checkpoint.saves_after(step + 1)) checkpoint.save(engine);  // between steps, outside their timers
+    if (checkpoint.saves_after(step + 1)) {
+      checkpoint.save(engine);  // between steps, outside their timers
+      if (kernel_trace) kernel_trace->collect();  // the save's kernels belong to no step
+    }
   }
   checkpoint.remember_final(engine);
   if (kernel_trace && kernel_trace->dropped() > 0) {

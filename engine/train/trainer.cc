@@ -77,8 +77,10 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
     while (Clock::now() < until) {
     }
   }
-  t.seconds = Since(start);
+  // Reading the loss waits for the step's device work: the step time includes it (on a GPU the
+  // optimizer's kernels would otherwise still be running when the timer stops).
   t.loss = global_loss.item<double>();
+  t.seconds = Since(start);
   return t;
 }
 

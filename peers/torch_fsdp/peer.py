@@ -21,12 +21,17 @@ import time
 import traceback
 import warnings
 
-import yaml
+try:  # a broken environment is infrastructure (exit 3), not a failed check
+    import yaml
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import data  # noqa: E402
-import results  # noqa: E402
-import wrap  # noqa: E402
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import data  # noqa: E402
+    import learning  # noqa: E402
+    import results  # noqa: E402
+    import wrap  # noqa: E402
+except ImportError as e:
+    print(f"peer: the peer's Python lacks a package: {e}", file=sys.stderr)
+    sys.exit(3)
 
 
 def parse_args():
@@ -98,23 +103,37 @@ def main():
 
     # 2. Wrap and build the optimizer; PyTorch refusing the combination is a finding.
     t_shard = time.perf_counter()
+    refusal = None
     try:
         with warnings.catch_warnings(record=True) as caught:  # PyTorch's own warnings are findings too
             warnings.simplefilter("always")
             model, optimizer = wrap.wrap_and_optimize(scenario, model, device, param_groups)
         results.WARNINGS.extend(sorted(set(str(w.message).split("\n")[0] for w in caught)))
+    except (torch.OutOfMemoryError, dist.DistBackendError):
+        raise  # the machine or the network, not a refusal
     except (ValueError, RuntimeError, AssertionError, NotImplementedError) as e:
-        message = f"{type(e).__name__}: {e}"
+        refusal = f"{type(e).__name__}: {e}"
+        print(f"peer: rank {rank}: PyTorch refused the scenario: {refusal}", file=sys.stderr)
+    # Every rank learns whether any refused (validation happens before FSDP's first collective,
+    # so a refusing rank is never left alone in one).
+    refusals = [None] * world
+    dist.all_gather_object(refusals, refusal)
+    if any(refusals):
+        r, message = next((r, m) for r, m in enumerate(refusals) if m)
         if rank == 0:
-            results.write_refusal(args, scenario, started_at, message)
-        print(f"peer: PyTorch refused the scenario: {message}", file=sys.stderr)
+            results.write_refusal(args, scenario, started_at, f"rank {r}: {message}")
         dist.barrier()  # rank 0's result is on disk before anyone leaves
         return exit_now(1)
     shard_s = time.perf_counter() - t_shard
     init_s = time.perf_counter() - t_start
 
     # 3. Train: warmup steps, then measured ones, on the documented batches.
-    source = data.scenario_data(scenario, wrap.vocab_size(args.init))
+    try:
+        source = data.scenario_data(scenario, wrap.vocab_size(args.init))
+    except ValueError as e:  # a malformed token file: bad input, as shardbench's own engines say
+        print(f"peer: bad input: {e}", file=sys.stderr)
+        return exit_now(2)
+    fingerprints_before = learning.fingerprints(model)
     b, accum = int(train["batch_size"]), int(train["grad_accumulation"])
     total = int(train["warmup_steps"]) + int(train["steps"])
     base_lrs = [g["lr"] for g in optimizer.param_groups]
@@ -146,7 +165,7 @@ def main():
         for g, lr in zip(optimizer.param_groups, base_lrs):
             g["lr"] = lr * factor
         optimizer.step()
-        loss_value = global_loss.item()  # waits for the step, as shardbench's does
+        loss_value = global_loss.item()  # waits for the step's device work, as shardbench's trainer does
         step_s.append(time.perf_counter() - t0)
         losses.append(loss_value)
         if time_to_first_step is None:
@@ -160,12 +179,14 @@ def main():
         "device_allocated_peak": torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,
         "device_reserved_peak": torch.cuda.max_memory_reserved(device) if device.type == "cuda" else None,
     }
+    learned = learning.check(model, fingerprints_before, losses, world) if scenario["checks"]["learning"] else None
     records = [None] * world
     dist.all_gather_object(records, record)
+    status = "ok"
     if rank == 0:
-        results.write_result(args, scenario, started_at, records, losses, params_total, params_trainable)
+        status = results.write_result(args, scenario, started_at, records, losses, params_total, params_trainable, learned)
     dist.barrier()
-    return exit_now(0)
+    return exit_now(0 if status == "ok" else 1)
 
 
 def exit_now(code):
@@ -180,10 +201,10 @@ def exit_now(code):
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
+        exit_now(main())
     except (FileNotFoundError, KeyError, yaml.YAMLError) as e:
         print(f"peer: bad input: {type(e).__name__}: {e}", file=sys.stderr)
-        sys.exit(2)
+        exit_now(2)
     except Exception:  # a crash of the run itself (a collective, the machine): infrastructure
         traceback.print_exc()
-        sys.exit(3)
+        exit_now(3)
