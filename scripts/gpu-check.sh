@@ -8,7 +8,7 @@
 #   3. runs the GPU unit tests (kernel trace, matmul peak, NCCL collectives), then suites/gpu.yaml
 #      (fits in 8 minutes on an H200);
 #   4. writes everything to OUT_DIR: build and test logs, the run's results and dashboard.html,
-#      and summary.md (scripts/run_summary.py).
+#      and summary.md (scripts/run_summary.py, then our engines beside PyTorch's fully_shard).
 #
 #   scripts/gpu-check.sh OUT_DIR [--build-only]
 # With the device tool: carry [".debs"], command `scripts/gpu-check.sh $OUT/check`.
@@ -66,6 +66,9 @@ status=0
 log "$(grep -E '^\[  (PASSED|FAILED) ' "$out/tests.log" | tr '\n' ' ')"
 "$SHARDBENCH_BUILD_DIR/shardbench" run "$root/suites/gpu.yaml" --out "$out/run" >"$out/run.log" 2>&1 || status=1
 "$python" "$root/scripts/run_summary.py" "$out/run" >"$out/summary.md" || status=1
+# Ours beside the machine's own fully_shard (gpu_1b per_param vs gpu_1b_torch, LoRA, bf16).
+"$SHARDBENCH_BUILD_DIR/shardbench" compare "$out/run" --engines --markdown "$out/engines.md" >"$out/engines.log" 2>&1 &&
+  cat "$out/engines.md" >>"$out/summary.md"
 cp "$out/run/dashboard.html" "$out/dashboard.html" 2>/dev/null || true
 log "done in $(( $(date +%s) - started )) s, status $status"
 cat "$out/summary.md"
