@@ -78,6 +78,25 @@ TEST(Cli, EveryShippedSuiteResolves) {
   EXPECT_EQ(instances + (gpu.output.rfind("# ", 0) == 0), 11u) << gpu.output;
 }
 
+// `plan` for PyTorch's FSDP plans the engine that follows its semantics: fully_shard as
+// per_param, FullyShardedDataParallel as flat (not as the unsharded reference).
+TEST(Cli, PlanForPeersFollowsTheirSemantics) {
+  const Command c = Shardbench("plan " + std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/peers_tiny.yaml model=1b");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  auto figures = [&](const std::string& engine, const std::string& lora) {
+    const std::string key = "peers_tiny[engine=" + engine + ",enabled=" + lora + "]";
+    const auto at = c.output.find(key);
+    if (at == std::string::npos) return std::string("missing " + key);
+    const auto end = c.output.find('\n', at);
+    const std::string row = c.output.substr(at + key.size(), end - at - key.size());
+    return row.substr(row.find_first_not_of(' '));  // the names pad to one column
+  };
+  for (const std::string lora : {"true", "false"}) {
+    EXPECT_EQ(figures("torch_fsdp2", lora), figures("per_param", lora)) << c.output;
+    EXPECT_EQ(figures("torch_fsdp1", lora), figures("flat", lora)) << c.output;
+  }
+}
+
 TEST(Cli, BadInputExitsTwoNamingTheProblem) {
   Command c = Shardbench("run smoke --quiet --out " + testing::MakeTempDir("cli_bad") + " train.stpes=3");
   EXPECT_EQ(c.exit_code, 2);
