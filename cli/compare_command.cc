@@ -52,7 +52,13 @@ int CompareCommand(const CompareArgs& args) {
   // Read everything before writing anything: bad input leaves no half-written reports.
   const ResultSet base = LoadResultSet(args.base);
   const ResultSet current = LoadResultSet(args.current);
-  const GatePolicy policy = args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy);
+  GatePolicy policy = args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy);
+  if (args.max_mde) {
+    if (!(*args.max_mde > 0 && *args.max_mde <= 10)) {
+      throw InputError("--max-mde: expected a relative change in (0, 10] (0.05 = 5%), got " + std::to_string(*args.max_mde));
+    }
+    policy.sampled_defaults.max_mde = args.max_mde;
+  }
   std::optional<History> history;
   if (!args.history.empty()) history = BuildHistory(LoadHistory(args.history), "*", "*");
   const Comparison c = Compare(base, current, policy, args.today.empty() ? TodayUtc() : args.today);

@@ -2,6 +2,7 @@
 // console report and write the requested report files; the exit code is the gate's.
 #pragma once
 
+#include <optional>
 #include <string>
 
 namespace shardbench::cli {
@@ -13,6 +14,8 @@ struct CompareArgs {
   std::string today;                   // YYYY-MM-DD for suppression expiry (empty: today, UTC)
   std::string history;                 // a history directory whose trends the dashboard shows too
   bool quiet = false;
+  // Overrides the policy's sampled default max_mde (ci/ab.sh: "confident" means this narrow).
+  std::optional<double> max_mde;
   // Engines side by side: pair the instances of BASE (and CURRENT, when given) that ran the same
   // scenario on two engines (reporters/engine_pairs.h) instead of judging CURRENT against BASE.
   bool engines = false;

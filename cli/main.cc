@@ -4,16 +4,19 @@
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/batches_command.h"
 #include "cli/compare_command.h"
+#include "cli/merge_command.h"
 #include "cli/run_command.h"
 #include "cli/shrink_command.h"
 #include "engine/common/error.h"
 #include "engine/model/llama_config.h"
+#include "reporters/adaptive_repetitions.h"
 #include "scenarios/scenario_parser.h"
 #include "suites/memory_plan.h"
 #include "suites/suite.h"
@@ -41,7 +44,12 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--nproc", run.nproc, "Local ranks to spawn (default: the scenario's world_size)");
   run_cmd->add_option("--out", run.out_dir, "Results directory (default: results/<name>-<timestamp>)");
   run_cmd->add_flag("--quiet", run.quiet, "No progress lines or summary");
-  run_cmd->add_option("--repetitions", run.repetitions, "Launch every instance this many times (default: the suite's)");
+  std::string run_repetitions;
+  run_cmd->add_option("--repetitions", run_repetitions, "Launch every instance N times (default: the suite's), or auto[:MAX] "
+                                                        "with --target-mde: until its gated metrics are pinned (MAX 20)");
+  run_cmd->add_option("--target-mde", run.target_mde, "With --repetitions auto: the change (0.10 = 10%) the gated sampled "
+                                                      "metrics must be able to catch");
+  run_cmd->add_option("--policy", run.policy, "With --repetitions auto: the gate policy that says which metrics are gated");
   run_cmd->add_option("overrides", run.overrides, "key=value overrides, e.g. train.steps=5 lora.enabled=true");
 
   std::string show_target;
@@ -70,8 +78,16 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--history", compare.history, "Show this history directory's trends in the dashboard too");
   compare_cmd->add_option("--today", compare.today, "Date for suppression expiry, YYYY-MM-DD (default: today, UTC)");
   compare_cmd->add_flag("--quiet", compare.quiet, "Print only the verdict line");
+  compare_cmd->add_option("--max-mde", compare.max_mde, "Sampled metrics that could not have caught a change this large "
+                                                        "(0.05 = 5%) are UNDERPOWERED (overrides the policy's default)");
   compare_cmd->add_flag("--engines", compare.engines, "Engines side by side: pair instances that ran the same scenario on "
                                                       "two engines (loss parity, tokens/s, memory and init ratios)");
+
+  cli::MergeArgs merge;
+  auto* merge_cmd = app.add_subcommand("merge", "Pool several runs of the same target into one run directory "
+                                                "(their launches add up), for compare and history");
+  merge_cmd->add_option("runs", merge.runs, "Runs: result files, index.json files or run directories")->required();
+  merge_cmd->add_option("--out", merge.out_dir, "The pooled run directory (must not hold results yet)")->required();
 
   cli::HistoryArgs history;
   auto* history_cmd = app.add_subcommand("history", "Find change points in every metric's series over a directory of runs");
@@ -104,9 +120,23 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*run_cmd) return cli::RunCommand(run, SelfExe(argv[0]));
+    if (*run_cmd) {
+      if (!run_repetitions.empty()) {
+        run.auto_max = ParseAutoRepetitions(run_repetitions);
+        if (!run.auto_max) {
+          char* end = nullptr;
+          const long n = std::strtol(run_repetitions.c_str(), &end, 10);
+          if (*end != '\0' || n < 1 || n > 100000) {
+            throw InputError("--repetitions " + run_repetitions + ": expected a count >= 1, auto or auto:MAX");
+          }
+          run.repetitions = static_cast<int>(n);
+        }
+      }
+      return cli::RunCommand(run, SelfExe(argv[0]));
+    }
     if (*compare_cmd) return cli::CompareCommand(compare);
     if (*history_cmd) return cli::HistoryCommand(history);
+    if (*merge_cmd) return cli::MergeCommand(merge);
     if (*shrink_cmd) return cli::ShrinkCommand(shrink, SelfExe(argv[0]));
     if (*batches_cmd) return cli::BatchesCommand(batches);
     if (*show_cmd) {

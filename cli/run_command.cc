@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include "engine/comm/process_launcher.h"
 #include "engine/comm/rendezvous.h"
 #include "engine/common/error.h"
+#include "reporters/adaptive_repetitions.h"
 #include "reporters/dashboard.h"
 #include "reporters/provenance.h"
 #include "reporters/repetitions.h"
@@ -167,6 +169,16 @@ int RunCommand(const RunArgs& args, const std::string& self_exe) {
   if (args.repetitions > 0) {
     for (Job& job : jobs) job.repetitions = args.repetitions;
   }
+  if (args.target_mde && !args.auto_max) throw InputError("--target-mde needs --repetitions auto[:MAX]");
+  std::optional<AdaptiveRepetitions> adaptive;
+  if (args.auto_max) {
+    if (!args.target_mde) throw InputError("--repetitions auto needs --target-mde X (0.10 = catch a 10% change)");
+    if (!(*args.target_mde > 0 && *args.target_mde <= 10)) {
+      throw InputError("--target-mde: expected a relative change in (0, 10] (0.10 = 10%), got " + std::to_string(*args.target_mde));
+    }
+    adaptive = AdaptiveRepetitions{*args.target_mde, *args.auto_max,
+                                   args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy)};
+  }
   const std::string out_dir = args.out_dir.empty() ? "results/" + SafeName(title) + "-" + Timestamp() : args.out_dir;
   fs::create_directories(out_dir);
 
@@ -176,18 +188,38 @@ int RunCommand(const RunArgs& args, const std::string& self_exe) {
   bool all_as_expected = true;
   for (const Job& job : jobs) {
     const std::string safe = SafeName(job.scenario.name);
-    if (!args.quiet) std::printf("== %s (%d rank%s, %d repetition%s)\n", job.scenario.name.c_str(), job.scenario.world_size,
-                                 job.scenario.world_size > 1 ? "s" : "", job.repetitions, job.repetitions > 1 ? "s" : "");
+    if (!args.quiet && adaptive) {
+      std::printf("== %s (%d rank%s, launches until it could catch %.1f%%, at most %d)\n", job.scenario.name.c_str(),
+                  job.scenario.world_size, job.scenario.world_size > 1 ? "s" : "", 100 * adaptive->target_mde, adaptive->max);
+    } else if (!args.quiet) {
+      std::printf("== %s (%d rank%s, %d repetition%s)\n", job.scenario.name.c_str(), job.scenario.world_size,
+                  job.scenario.world_size > 1 ? "s" : "", job.repetitions, job.repetitions > 1 ? "s" : "");
+    }
     std::vector<nlohmann::json> reps;
     Outcome last;
-    for (int r = 0; r < job.repetitions; ++r) {
+    std::optional<PinStatus> pin;
+    for (int r = 0; r < (adaptive ? adaptive->max : job.repetitions); ++r) {
       last = LaunchRepetition(job.scenario, out_dir + "/" + safe + "/rep" + std::to_string(r), self_exe, args.quiet);
       const std::string result = out_dir + "/" + safe + "/rep" + std::to_string(r) + "/result.json";
       if (last.exit_code > 1 || !fs::is_regular_file(result)) break;
       reps.push_back(ReadJson(result));
+      if (adaptive) {
+        // The comparison's family: this instance's gated sampled metrics, once per instance.
+        adaptive->family_size = std::max<size_t>(1, GatedSampledMetrics(reps.front(), adaptive->policy) * jobs.size());
+        pin = PinnedSoFar(reps, *adaptive);
+        if (pin->pinned) break;
+      }
     }
     nlohmann::json entry = {{"name", job.scenario.name}, {"file", nullptr}, {"expect", job.expect}, {"why", job.why},
                             {"repetitions", reps.size()}};
+    if (adaptive && pin) {
+      nlohmann::json mde = nlohmann::json::object();
+      for (const auto& [metric, v] : pin->mde) mde[metric] = std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
+      entry["adaptive"] = {{"target_mde", adaptive->target_mde}, {"max", adaptive->max},
+                           {"stopped", pin->pinned ? "pinned" : "max"}, {"mde", mde}};
+      std::printf("== %s: %zu launch%s, %s: %s\n", job.scenario.name.c_str(), reps.size(), reps.size() == 1 ? "" : "es",
+                  pin->pinned ? "pinned" : "reached MAX", pin->Describe(adaptive->target_mde).c_str());
+    }
     std::string status = "error";
     if (!reps.empty() && last.exit_code <= 1) {
       nlohmann::json merged = MergeRepetitions(reps);

@@ -3,6 +3,7 @@
 // writes DIR/<instance>.json per instance plus DIR/index.json.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,11 @@ struct RunArgs {
   std::vector<std::string> overrides;  // key=value
   bool quiet = false;
   int repetitions = 0;                 // > 0: every instance this many times (a gate's samples)
+  // --repetitions auto[:MAX] --target-mde X [--policy F]: launches of each instance until the
+  // policy's gated sampled metrics could catch X (reporters/adaptive_repetitions.h), at most MAX.
+  std::optional<int> auto_max;
+  std::optional<double> target_mde;
+  std::string policy;                  // empty: the default gate policy
 };
 
 // Returns the process exit code (DESIGN.md: 0 ok, 1 check failed / unexpected colour,

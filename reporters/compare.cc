@@ -6,6 +6,8 @@
 #include <map>
 #include <sstream>
 
+#include "reporters/multiple_testing.h"
+#include "reporters/power.h"
 #include "reporters/significance.h"
 #include "reporters/statistics.h"
 
@@ -116,7 +118,8 @@ const char* VerdictName(Verdict v) {
     case Verdict::kRegression: return "regression";
     case Verdict::kImprovement: return "improvement";
     case Verdict::kNoChange: return "no change";
-    case Verdict::kInsufficientData: return "insufficient data";
+    case Verdict::kUnjudged: return "unjudged";
+    case Verdict::kUnderpowered: return "underpowered";
   }
   return "?";
 }
@@ -131,6 +134,31 @@ int Comparison::failed_checks() const {
   int n = 0;
   for (const auto& c : checks) n += !c.passed && !c.expected_red;
   return n;
+}
+
+int Comparison::unjudged() const {
+  int n = 0;
+  for (const auto& m : metrics) n += m.gated && m.verdict == Verdict::kUnjudged && !m.warn_only;
+  return n;
+}
+
+int Comparison::warned() const {
+  int n = 0;
+  for (const auto& m : metrics) n += m.verdict == Verdict::kUnjudged && (m.warn_only || !m.gated);
+  return n;
+}
+
+int Comparison::underpowered() const {
+  int n = 0;
+  for (const auto& m : metrics) n += m.gated && m.verdict == Verdict::kUnderpowered;
+  return n;
+}
+
+std::string Comparison::colour() const {
+  if (red()) return "RED";
+  if (unjudged() > 0) return "UNJUDGED";
+  if (underpowered() > 0) return "UNDERPOWERED";
+  return "GREEN";
 }
 
 std::string TodayUtc() {
@@ -154,46 +182,73 @@ std::vector<double> SamplesFor(const nlohmann::json& metric, const MetricRule& r
   return out;
 }
 
-void JudgeSampled(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current,
-                  const MetricRule& rule) {
+double TestLevel(const MetricRule& rule) { return rule.test == "bootstrap" ? 1 - rule.confidence : rule.alpha; }
+
+void MeasureSampled(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current,
+                    const MetricRule& rule) {
   c.base_samples = base.size();
   c.current_samples = current.size();
+  c.warn_only = rule.insufficient_data == "warn";
+  if (!base.empty()) c.base = Percentile(base, 50);
+  if (!current.empty()) c.current = Percentile(current, 50);  // an absolute hold reads it even unjudged
   if (base.empty() || current.empty()) {
-    c.verdict = Verdict::kInsufficientData;
-    c.detail = "no samples";
+    c.verdict = Verdict::kUnjudged;
+    c.detail = std::string("no samples on the ") + (base.empty() ? "base" : "current") + " side";
     return;
   }
-  c.base = Percentile(base, 50);
-  c.current = Percentile(current, 50);
   c.ratio = Ratio(c.base, c.current);
+  c.log_spread = PooledLogSpread(base, current);
   const std::string n = std::to_string(base.size()) + " vs " + std::to_string(current.size()) + " " + rule.samples;
   if (static_cast<int>(std::min(base.size(), current.size())) < rule.min_samples) {
-    c.verdict = Verdict::kInsufficientData;
-    c.detail = n + "; the policy needs " + std::to_string(rule.min_samples) + " per side";
+    c.verdict = Verdict::kUnjudged;
+    c.detail = n + "; the policy needs " + std::to_string(rule.min_samples) + " per side" +
+               (c.warn_only ? " (insufficient_data: warn)" : "");
     return;
   }
   // The interval is shown whatever the test (the "confidence" of a report).
   const RatioInterval ci = BootstrapMedianRatio(base, current, rule.confidence);
   c.ci_low = ci.low;
   c.ci_high = ci.high;
-  bool significant = false;
   if (rule.test == "bootstrap") {
-    significant = ci.low > 1 || ci.high < 1;
+    c.p_value = ci.p_value;
     c.detail = "bootstrap " + Fixed(100 * rule.confidence, 0) + "% CI of the median ratio [" + Fixed(ci.low, 3) + ", " +
-               Fixed(ci.high, 3) + "], " + n;
+               Fixed(ci.high, 3) + "], p=" + Fixed(ci.p_value, 4) + ", " + n;
   } else {
     const MannWhitneyResult mw = MannWhitneyU(current, base);
     c.p_value = mw.p_value;
-    significant = mw.p_value < rule.alpha;
     c.detail = "Mann-Whitney U p=" + Fixed(mw.p_value, 4) + (mw.exact ? " (exact)" : " (normal approx.)") + ", " + n;
   }
+}
+
+void DecideSampled(MetricComparison& c, const MetricRule& rule, double p, double mde_alpha) {
+  if (!c.p_value) return;  // unjudged in MeasureSampled
+  c.p_adjusted = p;
+  const double level = TestLevel(rule);
+  if (p != *c.p_value) c.detail += "; adjusted p=" + Fixed(p, 4);
+  const bool significant = p < level;
   const bool large = std::abs(c.ratio - 1) >= rule.min_effect;
+  c.mde = MinimumDetectableEffect(c.log_spread, c.base_samples, c.current_samples,
+                                  {rule.test, mde_alpha, rule.min_effect, 0.8});
   if (significant && large) {
     c.verdict = Worse(c.better, c.ratio - 1) ? Verdict::kRegression : Verdict::kImprovement;
-  } else {
-    c.verdict = Verdict::kNoChange;
-    if (significant) c.detail += "; below the minimum effect " + Fixed(100 * rule.min_effect, 1) + "%";
+    return;
   }
+  c.verdict = Verdict::kNoChange;
+  if (significant) c.detail += "; below the minimum effect " + Fixed(100 * rule.min_effect, 1) + "%";
+  if (rule.max_mde && !(*c.mde <= *rule.max_mde)) {
+    c.verdict = Verdict::kUnderpowered;
+    c.samples_for_max_mde = SamplesForMde(c.log_spread, *rule.max_mde, {rule.test, mde_alpha, rule.min_effect, 0.8});
+    c.detail += "; the policy asks to catch " + Fixed(100 * *rule.max_mde, 1) + "% (max_mde): " +
+                (c.samples_for_max_mde ? "about " + std::to_string(*c.samples_for_max_mde) + " " + rule.samples +
+                                             " a side would reach it at this spread"
+                                       : "no number of " + rule.samples + " up to 1000 a side reaches it at this spread");
+  }
+}
+
+void JudgeSampled(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current,
+                  const MetricRule& rule) {
+  MeasureSampled(c, base, current, rule);
+  if (c.p_value) DecideSampled(c, rule, *c.p_value, TestLevel(rule));
 }
 
 Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePolicy& policy, const std::string& today) {
@@ -203,6 +258,11 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
   out.policy_source = policy.source;
   out.today = today;
   std::map<std::string, bool> expired_noted;
+  struct Pending {
+    MetricRule rule;
+    bool has_current = false;
+  };
+  std::vector<Pending> pending;  // beside out.metrics: what phase two needs
   for (const auto& b : base.instances) {
     const InstanceResult* c = current.find(b.name);
     if (!c) {
@@ -261,21 +321,42 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
       mc.gated = rule.gate;
       if (mc.kind == "exact") {
         JudgeExact(mc, bm, cm, rule);
-        ApplyHolds(mc, rule, cm != nullptr);
       } else {
-        const auto current_samples = SamplesFor(*cm, rule);
-        JudgeSampled(mc, SamplesFor(*bm, rule), current_samples, rule);
-        ApplyHolds(mc, rule, !current_samples.empty());
-      }
-      const Suppression* expired = nullptr;
-      if (const Suppression* s = policy.suppression_for(b.name, name, today, &expired)) {
-        if (mc.verdict == Verdict::kRegression) mc.suppressed = s->reason + " (until " + s->expires + ")";
-      } else if (expired && mc.verdict == Verdict::kRegression && !expired_noted[expired->metric + expired->instance]) {
-        expired_noted[expired->metric + expired->instance] = true;
-        out.notes.push_back("suppression of " + expired->metric + " on " + expired->instance + " expired on " + expired->expires +
-                            " (" + expired->reason + "): not applied");
+        MeasureSampled(mc, SamplesFor(*bm, rule), SamplesFor(*cm, rule), rule);
       }
       out.metrics.push_back(mc);
+      pending.push_back({rule, cm != nullptr && (mc.kind == "exact" || mc.current_samples > 0)});
+    }
+  }
+  // The family: every gated sampled metric the test could judge, corrected together.
+  out.correction = policy.correction;
+  std::vector<size_t> family;
+  std::vector<double> raw;
+  for (size_t i = 0; i < out.metrics.size(); ++i) {
+    if (out.metrics[i].kind != "exact" && out.metrics[i].gated && out.metrics[i].p_value) {
+      family.push_back(i);
+      raw.push_back(*out.metrics[i].p_value);
+    }
+  }
+  out.family_size = family.size();
+  const std::vector<double> adjusted = AdjustPValues(raw, policy.correction);
+  for (size_t f = 0; f < family.size(); ++f) {
+    MetricComparison& mc = out.metrics[family[f]];
+    const MetricRule& rule = pending[family[f]].rule;
+    DecideSampled(mc, rule, adjusted[f], LoneEffectAlpha(TestLevel(rule), family.size(), policy.correction));
+  }
+  for (size_t i = 0; i < out.metrics.size(); ++i) {
+    MetricComparison& mc = out.metrics[i];
+    const MetricRule& rule = pending[i].rule;
+    if (mc.kind != "exact" && !mc.gated && mc.p_value) DecideSampled(mc, rule, *mc.p_value, TestLevel(rule));
+    ApplyHolds(mc, rule, pending[i].has_current);
+    const Suppression* expired = nullptr;
+    if (const Suppression* s = policy.suppression_for(mc.instance, mc.metric, today, &expired)) {
+      if (mc.verdict == Verdict::kRegression) mc.suppressed = s->reason + " (until " + s->expires + ")";
+    } else if (expired && mc.verdict == Verdict::kRegression && !expired_noted[expired->metric + expired->instance]) {
+      expired_noted[expired->metric + expired->instance] = true;
+      out.notes.push_back("suppression of " + expired->metric + " on " + expired->instance + " expired on " + expired->expires +
+                          " (" + expired->reason + "): not applied");
     }
   }
   for (const auto& c : current.instances) {

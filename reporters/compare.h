@@ -3,8 +3,19 @@
 // (console, Markdown, JUnit, HTML) render it and the CLI turns it into an exit code.
 //
 // Sampled metrics (times, throughput) are judged by a test over samples (repetition medians
-// by default; Mann-Whitney U or a bootstrap interval of the median ratio) and a minimum effect
-// size; exact metrics (bytes, counts) by their exact delta against a tolerance (default 0).
+// by default; Mann-Whitney U or a bootstrap interval of the median ratio), its p-value adjusted
+// over every gated sampled metric of the comparison (reporters/multiple_testing.h), and a
+// minimum effect size; each carries the minimum detectable effect of its test
+// (reporters/power.h). Exact metrics (bytes, counts) are judged by their exact delta against a
+// tolerance (default 0).
+//
+// The comparison's colour is never GREEN on what it did not judge:
+//   RED           a gated regression, a failed check, or an instance missing or unable to run;
+//   UNJUDGED      a gated sampled metric had too few samples (policy insufficient_data: warn
+//                 reports it instead);
+//   UNDERPOWERED  a gated "no change" whose minimum detectable effect is wider than the
+//                 policy's max_mde: the gate could not have caught what it is asked to;
+//   GREEN         everything gated was judged, nothing regressed.
 #pragma once
 
 #include <optional>
@@ -17,8 +28,8 @@
 
 namespace shardbench {
 
-enum class Verdict { kRegression, kImprovement, kNoChange, kInsufficientData };
-const char* VerdictName(Verdict v);  // "regression", "improvement", "no change", "insufficient data"
+enum class Verdict { kRegression, kImprovement, kNoChange, kUnjudged, kUnderpowered };
+const char* VerdictName(Verdict v);  // "regression", "improvement", "no change", "unjudged", "underpowered"
 
 struct MetricComparison {
   std::string instance, metric, unit, kind, better;
@@ -26,12 +37,20 @@ struct MetricComparison {
   double ratio = 1;              // current / base (1 when both are 0)
   Verdict verdict = Verdict::kNoChange;
   size_t base_samples = 0, current_samples = 0;
-  std::optional<double> p_value;                 // mann_whitney
+  std::optional<double> p_value;                 // the test's own (two-sided)
+  std::optional<double> p_adjusted;              // after the family's correction
   std::optional<double> ci_low, ci_high;         // bootstrap interval of the ratio
+  double log_spread = 0;                         // pooled spread of log(samples) (reporters/power.h)
+  std::optional<double> mde;                     // minimum detectable effect, relative (may be +inf)
+  std::optional<size_t> samples_for_max_mde;     // underpowered: samples per side that would reach max_mde
   std::string detail;   // how it was judged, in words
   bool gated = true;    // its regression makes the comparison red
+  bool warn_only = false;  // unjudged, but the policy says insufficient_data: warn
   std::string suppressed;  // the suppression's reason, when one applies
   bool red() const { return verdict == Verdict::kRegression && gated && suppressed.empty(); }
+  bool blocks_green() const {
+    return red() || (gated && ((verdict == Verdict::kUnjudged && !warn_only) || verdict == Verdict::kUnderpowered));
+  }
 };
 
 struct CheckOutcome {
@@ -42,14 +61,22 @@ struct CheckOutcome {
 
 struct Comparison {
   std::string base_source, current_source, policy_source, today;
+  std::string correction = "bh";  // over the family of gated, judged sampled metrics
+  size_t family_size = 0;
   std::vector<MetricComparison> metrics;
   std::vector<CheckOutcome> checks;     // CURRENT's checks
   std::vector<std::string> failures;    // red for reasons other than a metric or a check (an instance missing or erroring)
   std::vector<std::string> notes;       // informational: new instances, changed configs, expired suppressions
   int regressions() const;
   int failed_checks() const;
+  int unjudged() const;      // gated metrics with too few samples that keep it from green
+  int warned() const;        // unjudged, reported only (insufficient_data: warn)
+  int underpowered() const;
   bool red() const { return regressions() > 0 || failed_checks() > 0 || !failures.empty(); }
-  ExitCode exit_code() const { return red() ? ExitCode::kRegression : ExitCode::kOk; }
+  // "RED" | "UNJUDGED" | "UNDERPOWERED" | "GREEN" (in that precedence).
+  std::string colour() const;
+  bool green() const { return colour() == "GREEN"; }
+  ExitCode exit_code() const { return green() ? ExitCode::kOk : ExitCode::kRegression; }
 };
 
 // `today` is YYYY-MM-DD (suppression expiry).
@@ -57,9 +84,18 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
 
 // One metric's samples as a rule reads them (repetition medians or every step).
 std::vector<double> SamplesFor(const nlohmann::json& metric, const MetricRule& rule);
-// Judges one sampled metric from its samples on both sides.
+// Phase one of judging a sampled metric: medians, ratio, interval, the test's p-value and the
+// spread, from its samples on both sides (unjudged when either side has fewer than min_samples).
+void MeasureSampled(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current,
+                    const MetricRule& rule);
+// Phase two: the verdict from `p` (the adjusted p-value) and the minimum detectable effect at
+// the per-test level `mde_alpha` (reporters/multiple_testing.h LoneEffectAlpha).
+void DecideSampled(MetricComparison& c, const MetricRule& rule, double p, double mde_alpha);
+// Both phases for one metric on its own (no family to correct over).
 void JudgeSampled(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current,
                   const MetricRule& rule);
+// The level a rule's test is judged at: alpha (mann_whitney) or 1 - confidence (bootstrap).
+double TestLevel(const MetricRule& rule);
 
 std::string TodayUtc();
 

@@ -1,6 +1,9 @@
 #include "reporters/compare_reports.h"
 
+#include <cmath>
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 #include <sstream>
 
 #include "reporters/format.h"
@@ -13,17 +16,42 @@ std::string Confidence(const MetricComparison& m) {
   std::string s;
   if (m.ci_low && m.ci_high) s = "[" + FormatDelta(*m.ci_low) + ", " + FormatDelta(*m.ci_high) + "]";
   if (m.p_value) {
-    char buf[32];
+    char buf[64];
     std::snprintf(buf, sizeof(buf), "p=%.3g", *m.p_value);
     s += (s.empty() ? "" : " ") + std::string(buf);
+    if (m.p_adjusted && *m.p_adjusted != *m.p_value) {
+      std::snprintf(buf, sizeof(buf), " (adj. %.3g)", *m.p_adjusted);
+      s += buf;
+    }
   }
   return s.empty() ? "-" : s;
+}
+
+// What the test could have caught, beside every verdict of a sampled metric.
+std::string MdeText(const MetricComparison& m) {
+  if (!m.mde) return "";
+  if (!std::isfinite(*m.mde)) {
+    return "could not have caught any change with " + std::to_string(m.base_samples) + " vs " +
+           std::to_string(m.current_samples) + " samples";
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "could have caught >= %.1f%%", 100 * *m.mde);
+  return buf;
 }
 
 std::string VerdictText(const MetricComparison& m) {
   std::string v = VerdictName(m.verdict);
   if (!m.suppressed.empty()) v += " (suppressed: " + m.suppressed + ")";
   if (m.verdict == Verdict::kRegression && !m.gated) v += " (not gated)";
+  if (m.verdict == Verdict::kUnjudged) {
+    v += !m.gated ? " (not gated)" : m.warn_only ? " (warning only)" : "";
+    v += ": " + std::to_string(m.base_samples) + " vs " + std::to_string(m.current_samples) + " samples";
+  }
+  if (m.verdict == Verdict::kUnderpowered && m.samples_for_max_mde) {
+    v += " (~" + std::to_string(*m.samples_for_max_mde) + " a side would do)";
+  }
+  const std::string mde = MdeText(m);
+  if (!mde.empty()) v += "; " + mde;
   return v;
 }
 
@@ -42,17 +70,41 @@ std::string Plural(int n, const std::string& word) { return std::to_string(n) + 
 }  // namespace
 
 std::string SummaryLine(const Comparison& c) {
-  int improvements = 0, insufficient = 0;
-  for (const auto& m : c.metrics) {
-    improvements += m.verdict == Verdict::kImprovement;
-    insufficient += m.verdict == Verdict::kInsufficientData;
-  }
+  int improvements = 0;
+  for (const auto& m : c.metrics) improvements += m.verdict == Verdict::kImprovement;
   std::ostringstream s;
-  s << (c.red() ? "RED" : "GREEN") << ": " << Plural(c.regressions(), "regression") << ", "
-    << Plural(c.failed_checks(), "failed check") << ", " << Plural(static_cast<int>(c.failures.size()), "run problem") << "; "
-    << Plural(improvements, "improvement") << ", " << insufficient << " with insufficient data, "
-    << c.metrics.size() << " metrics compared";
+  s << c.colour() << ": " << Plural(c.regressions(), "regression") << ", " << Plural(c.failed_checks(), "failed check") << ", "
+    << Plural(static_cast<int>(c.failures.size()), "run problem") << ", " << c.unjudged() << " unjudged, " << c.underpowered()
+    << " underpowered; " << Plural(improvements, "improvement") << ", " << c.metrics.size() << " metrics compared";
+  if (c.warned() > 0) s << " (" << c.warned() << " unjudged reported only)";
+  if (c.family_size > 1) s << "; " << (c.correction == "bh" ? "Benjamini-Hochberg" : c.correction) << " over " << c.family_size;
   return s.str();
+}
+
+std::string PowerLine(const Comparison& c) {
+  std::vector<const MetricComparison*> unchanged;
+  for (const auto& m : c.metrics) {
+    if (m.gated && m.mde && (m.verdict == Verdict::kNoChange || m.verdict == Verdict::kUnderpowered)) unchanged.push_back(&m);
+  }
+  if (unchanged.empty()) return "";
+  std::sort(unchanged.begin(), unchanged.end(), [](auto* a, auto* b) { return *a->mde < *b->mde; });
+  const MetricComparison* widest = unchanged.back();
+  std::ostringstream s;
+  s << "power: " << unchanged.size() << " gated sampled metric" << (unchanged.size() == 1 ? "" : "s") << " unchanged; ";
+  const double median = *unchanged[unchanged.size() / 2]->mde;
+  auto could = [](double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "could have caught >= %.1f%%", 100 * v);
+    return std::isfinite(v) ? std::string(buf) : std::string("could not have caught any change");
+  };
+  s << "the median one " << could(median) << ", the widest (" << widest->metric << " on " << widest->instance << ") "
+    << could(*widest->mde);
+  return s.str();
+}
+
+static std::string ColourMark(const Comparison& c) {
+  const std::string colour = c.colour();
+  return colour == "RED" ? "🔴 " : colour == "GREEN" ? "🟢 " : "🟡 ";
 }
 
 std::string ConsoleReport(const Comparison& c) {
@@ -74,15 +126,18 @@ std::string ConsoleReport(const Comparison& c) {
   }
   for (const auto& f : c.failures) s << "problem: " << f << "\n";
   for (const auto& n : c.notes) s << "note: " << n << "\n";
+  const std::string power = PowerLine(c);
+  if (!power.empty()) s << power << "\n";
   s << SummaryLine(c) << "\n";
   return s.str();
 }
 
 std::string MarkdownReport(const Comparison& c) {
   std::ostringstream s;
-  s << "### shardbench compare: " << (c.red() ? "🔴 " : "🟢 ") << EscapeMarkdown(SummaryLine(c)) << "\n\n";
+  s << "### shardbench compare: " << ColourMark(c) << EscapeMarkdown(SummaryLine(c)) << "\n\n";
   s << "Base `" << EscapeMarkdown(c.base_source) << "`, current `" << EscapeMarkdown(c.current_source) << "`, policy `"
     << EscapeMarkdown(c.policy_source) << "`.\n\n";
+  if (const std::string power = PowerLine(c); !power.empty()) s << EscapeMarkdown(power) << "\n\n";
   auto table_header = [&] {
     s << "| instance | metric | base | current | delta | confidence | verdict |\n|---|---|---:|---:|---:|---|---|\n";
   };
@@ -151,10 +206,10 @@ std::string JUnitReport(const Comparison& c) {
     cases << "  <testcase classname=\"" << EscapeXml(m.instance) << "\" name=\"gate " << EscapeXml(m.metric) << "\">";
     const std::string summary = FormatValue(m.base, m.unit) + " -> " + FormatValue(m.current, m.unit) + " (" +
                                 DeltaText(m) + "): " + VerdictText(m) + "; " + m.detail;
-    if (m.red()) {
+    if (m.blocks_green()) {  // red, or not judged as the policy requires: a failure, not a skip
       ++failures;
-      cases << "<failure message=\"" << EscapeXml(summary) << "\"/>";
-    } else if (m.verdict == Verdict::kInsufficientData) {
+      cases << "<failure type=\"" << VerdictName(m.verdict) << "\" message=\"" << EscapeXml(summary) << "\"/>";
+    } else if (m.verdict == Verdict::kUnjudged) {
       cases << "<skipped message=\"" << EscapeXml(summary) << "\"/>";
     } else {
       cases << "<system-out>" << EscapeXml(summary) << "</system-out>";

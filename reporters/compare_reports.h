@@ -17,7 +17,10 @@ std::string MarkdownReport(const Comparison& c);
 // One <testsuite>: each check and each gated metric a <testcase>, failures with the reason;
 // infrastructure problems (missing instances) as <error> cases.
 std::string JUnitReport(const Comparison& c);
-// The verdict line both of the above lead with.
+// The verdict line both of the above lead with: RED / UNJUDGED / UNDERPOWERED / GREEN.
 std::string SummaryLine(const Comparison& c);
+// What the unchanged gated sampled metrics could have caught (their minimum detectable
+// effects: the median one and the widest), or "" when there are none.
+std::string PowerLine(const Comparison& c);
 
 }  // namespace shardbench

@@ -15,7 +15,9 @@ nlohmann::json MetricJson(const MetricComparison& m) {
   auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   return {{"instance", m.instance}, {"metric", m.metric}, {"unit", m.unit}, {"kind", m.kind}, {"better", m.better},
           {"base", m.base}, {"current", m.current}, {"ratio", finite(m.ratio)}, {"ci_low", opt(m.ci_low)},
-          {"ci_high", opt(m.ci_high)}, {"p_value", opt(m.p_value)}, {"verdict", VerdictName(m.verdict)},
+          {"ci_high", opt(m.ci_high)}, {"p_value", opt(m.p_value)}, {"p_adjusted", opt(m.p_adjusted)},
+          {"mde", m.mde && std::isfinite(*m.mde) ? nlohmann::json(*m.mde) : nlohmann::json()},
+          {"mde_infinite", m.mde && !std::isfinite(*m.mde)}, {"verdict", VerdictName(m.verdict)},
           {"detail", m.detail}, {"red", m.red()}, {"gated", m.gated}, {"suppressed", m.suppressed},
           {"samples", {m.base_samples, m.current_samples}}};
 }
@@ -28,7 +30,7 @@ nlohmann::json ComparisonJson(const Comparison& c) {
                       {"expected_red", k.expected_red}});
   }
   return {{"base", c.base_source}, {"current", c.current_source}, {"policy", c.policy_source}, {"summary", SummaryLine(c)},
-          {"red", c.red()}, {"metrics", metrics}, {"checks", checks}, {"failures", c.failures}, {"notes", c.notes}};
+          {"red", c.red()}, {"colour", c.colour()}, {"metrics", metrics}, {"checks", checks}, {"failures", c.failures}, {"notes", c.notes}};
 }
 
 // Per instance of the current results: memory by category per rank, the model's prediction,

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "engine/common/error.h"
+#include "engine/common/yaml_location.h"
 
 namespace shardbench {
 namespace {
@@ -38,12 +39,13 @@ std::string ReadChoice(const YAML::Node& n, const std::string& where, const std:
   throw InputError(where + ": expected one of " + list + ", got '" + v + "'");
 }
 
-// Applies the fields present in `node` to `rule`.
-void ApplyRule(const YAML::Node& node, const std::string& where, MetricRule& rule) {
-  if (!node.IsMap()) throw InputError(where + ": expected a mapping of rule fields");
+// Applies the fields present in `node` to `rule`; `field` is the rule's place in the file
+// ("defaults.sampled", "metrics.tokens_per_s"), errors say "FILE:LINE: field.key: ...".
+void ApplyRule(const YAML::Node& node, const std::string& path, const std::string& field, MetricRule& rule) {
+  if (!node.IsMap()) throw InputError(YamlLocation(path, node) + ": " + field + ": expected a mapping of rule fields");
   for (const auto& kv : node) {
     const auto key = kv.first.as<std::string>();
-    const std::string at = where + "." + key;
+    const std::string at = YamlLocation(path, kv.first) + ": " + field + "." + key;
     const YAML::Node& v = kv.second;
     if (key == "test") {
       rule.test = ReadChoice(v, at, {"mann_whitney", "bootstrap"});
@@ -59,6 +61,12 @@ void ApplyRule(const YAML::Node& node, const std::string& where, MetricRule& rul
       rule.min_samples = n;
     } else if (key == "samples") {
       rule.samples = ReadChoice(v, at, {"repetitions", "steps"});
+    } else if (key == "insufficient_data") {
+      rule.insufficient_data = ReadChoice(v, at, {"unjudged", "warn"});
+    } else if (key == "max_mde") {
+      const double mde = Read<double>(v, at, "a relative change > 0 (0.05 = 5%)");
+      if (!(mde > 0 && mde <= 10)) throw InputError(at + ": expected a relative change in (0, 10] (0.05 = 5%), got " + v.Scalar());
+      rule.max_mde = mde;
     } else if (key == "tolerance") {
       rule.tolerance = ReadFraction(v, at, 0, 10);
     } else if (key == "gate") {
@@ -69,7 +77,7 @@ void ApplyRule(const YAML::Node& node, const std::string& where, MetricRule& rul
       rule.better = ReadChoice(v, at, {"lower", "higher"});
     } else {
       throw InputError(at + ": unknown rule field (known: test, alpha, confidence, min_effect, min_samples, samples, "
-                       "tolerance, gate, better, at_least, at_most)");
+                       "insufficient_data, max_mde, tolerance, gate, better, at_least, at_most)");
     }
   }
 }
@@ -87,7 +95,7 @@ GatePolicy DefaultGatePolicy() { return GatePolicy{}; }
 MetricRule GatePolicy::rule_for(const std::string& metric, const std::string& kind) const {
   MetricRule rule = kind == "exact" ? exact_defaults : sampled_defaults;
   for (const auto& [glob, text] : metric_rules) {
-    if (GlobMatch(glob, metric)) ApplyRule(YAML::Load(text), source + ": metrics." + glob, rule);
+    if (GlobMatch(glob, metric)) ApplyRule(YAML::Load(text), source, "metrics." + glob, rule);
   }
   return rule;
 }
@@ -108,42 +116,57 @@ GatePolicy LoadGatePolicy(const std::string& path) {
     root = YAML::LoadFile(path);
   } catch (const YAML::BadFile&) {
     throw InputError(path + ": no such policy file");
+  } catch (const YAML::ParserException& e) {
+    throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   } catch (const YAML::Exception& e) {
     throw InputError(path + ": not valid YAML: " + e.what());
   }
   GatePolicy p;
   p.source = path;
   if (root.IsNull()) return p;
-  if (!root.IsMap()) throw InputError(path + ": expected a mapping with defaults, metrics, suppressions");
+  if (!root.IsMap()) throw InputError(path + ": expected a mapping with correction, insufficient_data, defaults, metrics, suppressions");
+  // The top-level insufficient_data is the sampled default; defaults.sampled may still set its own.
+  if (root["insufficient_data"]) {
+    p.sampled_defaults.insufficient_data =
+        ReadChoice(root["insufficient_data"], YamlLocation(path, root["insufficient_data"]) + ": insufficient_data", {"unjudged", "warn"});
+  }
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
+    const std::string at = YamlLocation(path, kv.first) + ": " + key;
     const YAML::Node& v = kv.second;
-    if (key == "defaults") {
-      if (!v.IsMap()) throw InputError(path + ": defaults: expected a mapping with sampled and/or exact");
+    if (key == "insufficient_data") {
+      continue;  // read above
+    } else if (key == "correction") {
+      p.correction = ReadChoice(v, at, {"bh", "bonferroni", "none"});
+    } else if (key == "defaults") {
+      if (!v.IsMap()) throw InputError(at + ": expected a mapping with sampled and/or exact");
       for (const auto& d : v) {
         const auto kind = d.first.as<std::string>();
-        if (kind != "sampled" && kind != "exact") throw InputError(path + ": defaults." + kind + ": expected sampled or exact");
-        ApplyRule(d.second, path + ": defaults." + kind, kind == "exact" ? p.exact_defaults : p.sampled_defaults);
+        if (kind != "sampled" && kind != "exact") {
+          throw InputError(YamlLocation(path, d.first) + ": defaults." + kind + ": expected sampled or exact");
+        }
+        ApplyRule(d.second, path, "defaults." + kind, kind == "exact" ? p.exact_defaults : p.sampled_defaults);
       }
     } else if (key == "metrics") {
-      if (!v.IsMap()) throw InputError(path + ": metrics: expected a mapping of metric name (or glob) to rule");
+      if (!v.IsMap()) throw InputError(at + ": expected a mapping of metric name (or glob) to rule");
       for (const auto& m : v) {
         const auto glob = m.first.as<std::string>();
         MetricRule probe;
-        ApplyRule(m.second, path + ": metrics." + glob, probe);  // validate now, not at first use
+        ApplyRule(m.second, path, "metrics." + glob, probe);  // validate now, not at first use
         YAML::Emitter e;
         e << YAML::Flow << m.second;
         p.metric_rules.push_back({glob, e.c_str()});
       }
     } else if (key == "suppressions") {
-      if (!v.IsSequence()) throw InputError(path + ": suppressions: expected a list");
+      if (!v.IsSequence()) throw InputError(at + ": expected a list");
       for (size_t i = 0; i < v.size(); ++i) {
-        const std::string at = path + ": suppressions[" + std::to_string(i) + "]";
-        if (!v[i].IsMap()) throw InputError(at + ": expected a mapping with metric, reason, expires");
+        const std::string item = "suppressions[" + std::to_string(i) + "]";
+        if (!v[i].IsMap()) throw InputError(YamlLocation(path, v[i]) + ": " + item + ": expected a mapping with metric, reason, expires");
         Suppression s;
         for (const auto& f : v[i]) {
           const auto field = f.first.as<std::string>();
-          const auto value = Read<std::string>(f.second, at + "." + field, "a string");
+          const std::string fat = YamlLocation(path, f.first) + ": " + item + "." + field;
+          const auto value = Read<std::string>(f.second, fat, "a string");
           if (field == "metric") {
             s.metric = value;
           } else if (field == "instance") {
@@ -153,15 +176,16 @@ GatePolicy LoadGatePolicy(const std::string& path) {
           } else if (field == "expires") {
             s.expires = value;
           } else {
-            throw InputError(at + "." + field + ": unknown field (known: metric, instance, reason, expires)");
+            throw InputError(fat + ": unknown field (known: metric, instance, reason, expires)");
           }
         }
-        if (s.reason.empty()) throw InputError(at + ".reason: a suppression needs a reason");
-        if (!IsDate(s.expires)) throw InputError(at + ".expires: expected a date YYYY-MM-DD, got '" + s.expires + "'");
+        const std::string where = YamlLocation(path, v[i]) + ": " + item;
+        if (s.reason.empty()) throw InputError(where + ".reason: a suppression needs a reason");
+        if (!IsDate(s.expires)) throw InputError(where + ".expires: expected a date YYYY-MM-DD, got '" + s.expires + "'");
         p.suppressions.push_back(s);
       }
     } else {
-      throw InputError(path + ": " + key + ": unknown section (known: defaults, metrics, suppressions)");
+      throw InputError(at + ": unknown section (known: correction, insufficient_data, defaults, metrics, suppressions)");
     }
   }
   return p;

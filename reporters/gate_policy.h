@@ -1,11 +1,13 @@
 // How `shardbench compare` judges each metric: a YAML policy file (or the defaults) with a rule
 // per metric (glob patterns allowed) and suppressions that carry a reason and an expiry date.
 //
+//   correction: bh                         # bh | bonferroni | none, over the gated sampled metrics
+//   insufficient_data: unjudged            # unjudged (not green) | warn (reported, green)
 //   defaults:
 //     sampled: {test: mann_whitney, alpha: 0.05, min_effect: 0.03, min_samples: 5, samples: repetitions}
 //     exact: {tolerance: 0}
 //   metrics:
-//     tokens_per_s: {min_effect: 0.05}
+//     tokens_per_s: {min_effect: 0.05, max_mde: 0.10}   # UNDERPOWERED when it could not catch 10%
 //     host_rss_peak: {gate: false}          # reported, never red
 //     "comm_*_bytes": {tolerance: 0}
 //     comm_overlap_ratio: {at_least: 0.8}   # held absolutely, whatever the base measured
@@ -25,7 +27,13 @@ struct MetricRule {
   double alpha = 0.05;                // mann_whitney: a p-value below it is a change
   double confidence = 0.95;           // bootstrap: the interval's level
   double min_effect = 0.03;           // relative change of the median too small to flag
-  int min_samples = 5;                // per side; fewer gives "insufficient data"
+  int min_samples = 5;                // per side; fewer leaves the metric unjudged
+  // Fewer than min_samples: "unjudged" makes the comparison UNJUDGED (not green); "warn" reports
+  // it and lets the comparison be green.
+  std::string insufficient_data = "unjudged";
+  // The widest minimum detectable effect (reporters/power.h) a "no change" may have: a metric
+  // that could not have caught a change of this size is UNDERPOWERED (not green).
+  std::optional<double> max_mde;
   std::string samples = "repetitions";  // repetitions (one median per launch) | steps (every measured step)
   // Exact metrics: relative change allowed in the worse direction (0: any change is red).
   double tolerance = 0;
@@ -46,6 +54,9 @@ struct Suppression {
 
 struct GatePolicy {
   std::string source = "(defaults)";
+  // Multiple-testing correction over the gated sampled metrics of one comparison
+  // (reporters/multiple_testing.h): bh | bonferroni | none.
+  std::string correction = "bh";
   MetricRule sampled_defaults, exact_defaults;
   std::vector<std::pair<std::string, std::string>> metric_rules;  // (glob, YAML text) in file order
   std::vector<Suppression> suppressions;
@@ -59,7 +70,7 @@ struct GatePolicy {
                                      const Suppression** expired = nullptr) const;
 };
 
-// InputError naming the file and the field for anything unknown or out of range.
+// InputError naming the file, the line and the field for anything unknown or out of range.
 GatePolicy LoadGatePolicy(const std::string& path);
 GatePolicy DefaultGatePolicy();
 

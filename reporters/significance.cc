@@ -102,11 +102,15 @@ RatioInterval BootstrapMedianRatio(const std::vector<double>& base, const std::v
   std::vector<double> ratios, scratch;
   ratios.reserve(static_cast<size_t>(resamples));
   uint64_t state = seed;
+  int at_most_one = 0, at_least_one = 0;
   for (int i = 0; i < resamples; ++i) {
     const double b = ResampledMedian(base, state, scratch);
     const double c = ResampledMedian(current, state, scratch);
     ratios.push_back(c / b);
+    at_most_one += ratios.back() <= 1;
+    at_least_one += ratios.back() >= 1;
   }
+  r.p_value = std::min(1.0, 2.0 * (std::min(at_most_one, at_least_one) + 1) / (resamples + 1));
   const double tail = (1 - confidence) / 2 * 100;
   r.low = Percentile(ratios, tail);
   r.high = Percentile(ratios, 100 - tail);

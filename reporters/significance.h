@@ -22,6 +22,9 @@ MannWhitneyResult MannWhitneyU(const std::vector<double>& a, const std::vector<d
 struct RatioInterval {
   double ratio = 1;  // median(current) / median(base)
   double low = 1, high = 1;
+  // Two-sided bootstrap p-value of "no change": twice the smaller share of resampled ratios on
+  // either side of 1 (ties counted on both), with the +1 of Davison & Hinkley so it is never 0.
+  double p_value = 1;
 };
 
 // Percentile-bootstrap confidence interval of median(current) / median(base): `resamples`

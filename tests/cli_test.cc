@@ -63,6 +63,37 @@ TEST(Cli, SmokeSuiteRunsGreenAndWritesIndexAndResults) {
 
 // Every shipped suite resolves (its scenarios parse, its overrides apply), the GPU one too: it
 // only runs on a GPU machine, so this is what keeps it from rotting in between.
+// --repetitions auto[:MAX] --target-mde X: launches until the gated metrics are pinned, or MAX.
+TEST(Cli, AdaptiveRepetitionsStopWhenPinnedOrAtMaxAndSayWhich) {
+  const std::string smoke = std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/smoke.yaml";
+  const std::string args = " world_size=1 train.steps=3 checks.loss_parity=false";
+  // The default policy needs 5 launches a side: 2 can never be judged, so it runs to MAX.
+  const std::string capped = testing::MakeTempDir("cli_auto_max");
+  Command c = Shardbench("run " + smoke + " --quiet --out " + capped + " --repetitions auto:2 --target-mde 0.5" + args);
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  EXPECT_NE(c.output.find("2 launches, reached MAX"), std::string::npos) << c.output;
+  auto entry = Load(capped + "/index.json")["instances"][0];
+  EXPECT_EQ(entry["repetitions"], 2);
+  EXPECT_EQ(entry["adaptive"]["stopped"], "max");
+  EXPECT_TRUE(entry["adaptive"]["mde"]["tokens_per_s"].is_null());  // not judgeable yet
+  // A policy judging from 2 launches (bootstrap) and a loose target: pinned after 2 of at most 4.
+  const std::string policy = testing::MakeTempDir("cli_auto_policy") + "/p.yaml";
+  std::ofstream(policy) << "defaults: {sampled: {test: bootstrap, min_samples: 2, min_effect: 0}}\n";
+  const std::string pinned = testing::MakeTempDir("cli_auto_pinned");
+  c = Shardbench("run " + smoke + " --quiet --out " + pinned + " --repetitions auto:4 --target-mde 9 --policy " + policy + args);
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  entry = Load(pinned + "/index.json")["instances"][0];
+  EXPECT_EQ(entry["repetitions"], 2) << entry.dump();
+  EXPECT_EQ(entry["adaptive"]["stopped"], "pinned");
+  EXPECT_LE(entry["adaptive"]["mde"]["tokens_per_s"].get<double>(), 9.0);
+  // Bad input names the flag.
+  EXPECT_EQ(Shardbench("run " + smoke + " --repetitions auto:x --target-mde 0.1").exit_code, 2);
+  c = Shardbench("run " + smoke + " --repetitions auto");
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.output.find("needs --target-mde"), std::string::npos) << c.output;
+  EXPECT_EQ(Shardbench("run " + smoke + " --repetitions 3 --target-mde 0.1").exit_code, 2);
+}
+
 TEST(Cli, EveryShippedSuiteResolves) {
   int suites = 0;
   for (const auto& f : std::filesystem::directory_iterator(std::string(SHARDBENCH_SOURCE_DIR) + "/suites")) {

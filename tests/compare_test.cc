@@ -13,25 +13,13 @@
 #include "reporters/engine_pairs.h"
 #include "reporters/history.h"
 #include "reporters/significance.h"
+#include "tests/compare_fixtures.h"
 #include "tests/multi_rank.h"
 
 namespace shardbench {
 namespace {
 
-// Deterministic pseudo-normal samples around `mean` (relative spread `cv`).
-std::vector<double> Samples(double mean, double cv, int n, uint64_t seed) {
-  std::vector<double> out;
-  uint64_t s = seed;
-  auto next = [&] {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (static_cast<double>(s >> 11) + 0.5) * 0x1.0p-53;
-  };
-  for (int i = 0; i < n; ++i) {
-    const double z = std::sqrt(-2 * std::log(next())) * std::cos(2 * M_PI * next());
-    out.push_back(mean * (1 + cv * z));
-  }
-  return out;
-}
+using namespace fixtures;  // NOLINT: the fixtures are this file's vocabulary
 
 // Expected values from enumerating all C(10, 5) rank assignments (and, for ties, the normal
 // approximation with tie and continuity corrections scipy's "asymptotic" method uses).
@@ -93,46 +81,11 @@ TEST(CompareVerdicts, SampledShiftsNullsAndTooFewSamples) {
   const auto tiny_shift = Judge(Samples(1000, 0.001, 5, 16), Samples(1010, 0.001, 5, 17), "higher");
   EXPECT_EQ(tiny_shift.verdict, Verdict::kNoChange);
   EXPECT_NE(tiny_shift.detail.find("below the minimum effect"), std::string::npos) << tiny_shift.detail;
-  EXPECT_EQ(Judge({1000, 1001}, Samples(500, 0.01, 5, 18), "higher").verdict, Verdict::kInsufficientData);
+  EXPECT_EQ(Judge({1000, 1001}, Samples(500, 0.01, 5, 18), "higher").verdict, Verdict::kUnjudged);
   MetricRule bootstrap;
   bootstrap.test = "bootstrap";
   EXPECT_EQ(Judge(base, Samples(900, 0.01, 5, 12), "higher", bootstrap).verdict, Verdict::kRegression);
   EXPECT_EQ(Judge(base, Samples(1000, 0.01, 5, 15), "higher", bootstrap).verdict, Verdict::kNoChange);
-}
-
-// A results file with the given metrics and checks (the fields compare reads).
-// (std::vector parameters: a one-element braced list would otherwise become the element itself.)
-nlohmann::json Result(const std::string& name, const std::vector<nlohmann::json>& metrics,
-                      const std::vector<nlohmann::json>& checks = {}, int steps = 10) {
-  return {{"schema_version", 1}, {"run_id", "r"}, {"started_at", "2026-12-01T00:00:00Z"}, {"status", "ok"}, {"message", ""},
-          {"scenario", {{"name", name}, {"config", {{"train", {{"steps", steps}}}}}}}, {"metrics", nlohmann::json(metrics)},
-          {"checks", nlohmann::json(checks)}, {"loss", nlohmann::json::array()}};
-}
-
-nlohmann::json Sampled(const std::string& name, const std::string& better, const std::vector<double>& reps) {
-  std::vector<double> sorted(reps);
-  std::sort(sorted.begin(), sorted.end());
-  return {{"name", name}, {"unit", "tokens/s"}, {"better", better}, {"kind", "sampled"}, {"samples", reps},
-          {"repetition_medians", reps}, {"median", sorted[sorted.size() / 2]}, {"per_rank", nlohmann::json::array()}};
-}
-
-nlohmann::json Exact(const std::string& name, std::vector<double> per_rank) {
-  return {{"name", name}, {"unit", "bytes"}, {"better", "lower"}, {"kind", "exact"},
-          {"samples", {*std::max_element(per_rank.begin(), per_rank.end())}},
-          {"median", *std::max_element(per_rank.begin(), per_rank.end())}, {"per_rank", per_rank}};
-}
-
-ResultSet Set(std::vector<nlohmann::json> results) {
-  ResultSet s;
-  s.source = "fixture";
-  for (auto& r : results) {
-    InstanceResult i;
-    i.name = r["scenario"]["name"];
-    i.status = r["status"];
-    i.result = r;
-    s.instances.push_back(i);
-  }
-  return s;
 }
 
 TEST(CompareVerdicts, ExactMetricsGateEveryChangeByDefault) {
@@ -148,12 +101,6 @@ TEST(CompareVerdicts, ExactMetricsGateEveryChangeByDefault) {
   EXPECT_NE(c.metrics[0].detail.find("rank 1: 74752 -> 76800"), std::string::npos) << c.metrics[0].detail;
   EXPECT_EQ(c.metrics[1].verdict, Verdict::kImprovement);  // 100 -> 0 (omitted when zero)
   EXPECT_EQ(c.exit_code(), ExitCode::kRegression);
-}
-
-std::string WritePolicy(const std::string& name, const std::string& text) {
-  const std::string path = testing::MakeTempDir("policy") + "/" + name + ".yaml";
-  std::ofstream(path) << text;
-  return path;
 }
 
 TEST(GatePolicy, RulesByGlobSuppressionsExpireBadFieldsAreNamed) {
@@ -307,7 +254,7 @@ TEST(CompareReports, MarkdownAndJUnitCarryEveryVerdictEscaped) {
   const auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-02");
   const std::string md = MarkdownReport(c);
   EXPECT_NE(md.find("| a\\|b\\<x\\> | tokens\\_per\\_s | 1,000 tokens/s | 900.00 tokens/s | -10.0% |"), std::string::npos) << md;
-  EXPECT_NE(md.find("**regression**"), std::string::npos) << md;
+  EXPECT_NE(md.find("**regression; could have caught \\>= 3.1%**"), std::string::npos) << md;
   EXPECT_NE(md.find("RED: 1 regression, 1 failed check"), std::string::npos) << md;
   EXPECT_NE(md.find("Unchanged (1 metrics)"), std::string::npos) << md;
   const std::string xml = JUnitReport(c);
@@ -322,6 +269,8 @@ TEST(CompareReports, MarkdownAndJUnitCarryEveryVerdictEscaped) {
 
 namespace shardbench {
 namespace {
+
+using namespace fixtures;  // NOLINT: the fixtures are this file's vocabulary
 
 TEST(ChangePoints, FindsAStepAndItsRunIgnoresNoise) {
   std::vector<double> series = Samples(100, 0.01, 12, 21);
@@ -379,6 +328,8 @@ TEST(ChangePoints, TwoStepsBothFound) {
 
 namespace shardbench {
 namespace {
+
+using namespace fixtures;  // NOLINT: the fixtures are this file's vocabulary
 
 // The reports of one fixed comparison, byte for byte (tests/golden/). After an intended change
 // of the format, regenerate with SHARDBENCH_UPDATE_GOLDEN=1 and review the diff.

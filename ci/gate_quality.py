@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""How good is the gate, and does it know? A measurement, not a test (minutes; figures depend on
+the machine). Called by ci/gate-quality.sh, which documents the modes; standard library only.
+
+slowdowns: rounds of interleaved launches of one scenario -- plain (A, twice a round) and with
+  the failpoints slow_step_5pct / 10pct / 20pct (B5, B10, B20) -- then, from that pool, 20
+  comparisons per case drawn with a fixed seed from distinct launches, at 10 and 5 launches a
+  side, judged by `shardbench compare` under the nightly policy with only tokens_per_s gated.
+  Prints false alarms, detections and the minimum detectable effect (MDE) the gate reported for
+  those very comparisons, and whether the MDE predicted the detection (an effect above it caught
+  >= 80% of the time, below it rarely). With --auto-trials K, also K pairs of adaptive runs
+  (`--repetitions auto:MAX --target-mde 0.10`) of A and B20: launches used, detection.
+aa-suite: K launches of a whole suite (one repetition each), then 20 A/A comparisons of R vs R
+  launches drawn from them, every metric under the nightly policy (Benjamini-Hochberg over the
+  gated sampled metrics): how many comparisons raise any false alarm (family-wise rate).
+"""
+import argparse
+import json
+import math
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+MDE_RE = re.compile(r"could have caught >= ([0-9.]+)%")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def launch(bin_, target, out, overrides, extra=()):
+    p = run([bin_, "run", target, "--quiet", "--out", out, *extra, *overrides])
+    if p.returncode >= 2:
+        sys.exit(f"launch failed ({p.returncode}): {' '.join([bin_, 'run', target, out])}\n{p.stderr[-2000:]}")
+
+
+def results_of(run_dir):
+    """instance name -> result JSON of one run directory (via its index)."""
+    index = json.load(open(os.path.join(run_dir, "index.json")))
+    out = {}
+    for e in index["instances"]:
+        if e.get("file"):
+            out[e["name"]] = json.load(open(os.path.join(run_dir, e["file"])))
+    return index, out
+
+
+def pooled(launch_dirs, where):
+    """One run directory whose sampled metrics carry one median per launch (what `merge` does)."""
+    os.makedirs(where, exist_ok=True)
+    first_index, first = results_of(launch_dirs[0])
+    others = [results_of(d)[1] for d in launch_dirs[1:]]
+    index = {"schema_version": 1, "target": "pool", "instances": []}
+    for k, e in enumerate(first_index["instances"]):
+        entry = dict(e)
+        if e["name"] in first:
+            r = json.loads(json.dumps(first[e["name"]]))
+            for m in r["metrics"]:
+                if m["kind"] != "sampled":
+                    continue
+                meds = []
+                for res in [first] + others:
+                    x = next((x for x in res.get(e["name"], {}).get("metrics", []) if x["name"] == m["name"]), None)
+                    if x is not None and x.get("median") is not None:
+                        meds.append(x["median"])
+                m["repetition_medians"] = meds
+                m["median"] = statistics.median(meds) if meds else None
+            file = f"i{k}.json"
+            json.dump(r, open(os.path.join(where, file), "w"))
+            entry["file"] = file
+        index["instances"].append(entry)
+    json.dump(index, open(os.path.join(where, "index.json"), "w"))
+    return where
+
+
+def compare(bin_, base_dirs, cur_dirs, policy):
+    """(colour, reported MDE of tokens_per_s or None) for one comparison."""
+    with tempfile.TemporaryDirectory() as t:
+        b = pooled(base_dirs, os.path.join(t, "b"))
+        c = pooled(cur_dirs, os.path.join(t, "c"))
+        p = run([bin_, "compare", b, c, "--policy", policy])
+        if p.returncode not in (0, 1):
+            sys.exit("compare failed: " + p.stderr)
+        colour = p.stdout.strip().splitlines()[-1].split(":")[0]
+        mde = None
+        for line in p.stdout.splitlines():
+            if "tokens_per_s" in line or line.startswith("power:"):
+                m = MDE_RE.search(line)
+                if m:
+                    mde = float(m.group(1)) / 100
+                elif "could not have caught any change" in line:
+                    mde = math.inf
+        return colour, mde, p.stdout
+
+
+def tokens_only_policy(policy, where):
+    text = open(policy).read() + '\n  "*": {gate: false}\n  tokens_per_s: {gate: true}\n'
+    open(where, "w").write(text)
+    return where
+
+
+def median_tokens(dirs):
+    vals = []
+    for d in dirs:
+        _, res = results_of(d)
+        for r in res.values():
+            vals += [m["median"] for m in r["metrics"] if m["name"] == "tokens_per_s"]
+    return statistics.median(vals)
+
+
+def slowdowns(a):
+    pool = a.pool or tempfile.mkdtemp(prefix="gate-quality-")
+    variants = {"A0": [], "A1": [], "B5": ["failpoints=[slow_step_5pct]"], "B10": ["failpoints=[slow_step_10pct]"],
+                "B20": ["failpoints=[slow_step_20pct]"]}
+    print(f"gate-quality: {a.rounds} rounds of {', '.join(variants)} launches of {a.scenario} into {pool}", flush=True)
+    for r in range(a.rounds):
+        for v, fp in variants.items():
+            out = os.path.join(pool, f"{v}-{r}")
+            if not os.path.exists(os.path.join(out, "index.json")):
+                launch(a.bin, a.scenario, out, ["checks.loss_parity=false", *a.overrides, *fp])
+    dirs = lambda v: [os.path.join(pool, f"{v}-{r}") for r in range(a.rounds)]
+    A = dirs("A0") + dirs("A1")
+    B = {5: dirs("B5"), 10: dirs("B10"), 20: dirs("B20")}
+    policy = tokens_only_policy(a.policy, os.path.join(pool, "tokens-only-policy.yaml"))
+    base = median_tokens(A)
+    print(f"pool: {len(A)} A launches, {a.rounds} of each B; median tokens/s A {base:.0f}, " +
+          ", ".join(f"B{k} {median_tokens(v):.0f} ({median_tokens(v) / base - 1:+.1%})" for k, v in B.items()), flush=True)
+    rng = random.Random(20261203)
+    predictions = []  # (effect, mde, detected)
+    for reps in (10, 5):
+        if 2 * reps > len(A) or reps > a.rounds:
+            print(f"{reps} launches a side: pool too small")
+            continue
+        line = [f"{reps:2d} launches a side:"]
+        for case in ["A/A"] + [5, 10, 20]:
+            outcomes = []
+            for _ in range(20):
+                if case == "A/A":
+                    s = rng.sample(A, 2 * reps)
+                    outcomes.append(compare(a.bin, s[:reps], s[reps:], policy))
+                else:
+                    outcomes.append(compare(a.bin, rng.sample(A, reps), rng.sample(B[case], reps), policy))
+            alarms = sum(o[0] == "RED" for o in outcomes)
+            mdes = [o[1] for o in outcomes if o[1] is not None]
+            mde_text = (f"reported MDE median {statistics.median(mdes):.1%} [{min(mdes):.1%}, {max(mdes):.1%}]" if mdes else "no MDE")
+            if case == "A/A":
+                line.append(f"A/A false alarms {alarms}/20 ({mde_text})")
+            else:
+                line.append(f"{case}% slowdown detected {alarms}/20 ({mde_text})")
+                effect = math.log1p(case / 100)
+                for colour, mde, _ in outcomes:
+                    if mde is not None:
+                        predictions.append((case, mde, colour == "RED"))
+        print("; ".join(line), flush=True)
+    above = [d for c, m, d in predictions if math.log1p(c / 100) >= math.log1p(m)]
+    below = [d for c, m, d in predictions if math.log1p(c / 100) < math.log1p(m)]
+    print(f"MDE as a prediction: effects at or above the reported MDE detected {sum(above)}/{len(above)}"
+          f" ({(sum(above) / len(above)) if above else float('nan'):.0%}); below it {sum(below)}/{len(below)}"
+          f" ({(sum(below) / len(below)) if below else float('nan'):.0%})", flush=True)
+    for t in range(a.auto_trials):
+        sides = {}
+        for v, fp in (("A", []), ("B20", ["failpoints=[slow_step_20pct]"])):
+            out = os.path.join(pool, f"auto-{v}-{t}")
+            if not os.path.exists(os.path.join(out, "index.json")):
+                launch(a.bin, a.scenario, out, ["checks.loss_parity=false", *a.overrides, *fp],
+                       ["--repetitions", f"auto:{a.auto_max}", "--target-mde", "0.10", "--policy", policy])
+            sides[v] = out
+        used = {v: json.load(open(os.path.join(d, "index.json")))["instances"][0] for v, d in sides.items()}
+        p = run([a.bin, "compare", sides["A"], sides["B20"], "--policy", policy, "--quiet"])
+        print(f"auto trial {t}: launches A {used['A']['repetitions']} ({used['A']['adaptive']['stopped']}), "
+              f"B20 {used['B20']['repetitions']} ({used['B20']['adaptive']['stopped']}); compare: {p.stdout.strip()}", flush=True)
+
+
+def aa_suite(a):
+    pool = a.pool or tempfile.mkdtemp(prefix="gate-quality-aa-")
+    print(f"gate-quality aa-suite: {a.launches} launches of {a.suite} into {pool}", flush=True)
+    for k in range(a.launches):
+        out = os.path.join(pool, f"L{k}")
+        if not os.path.exists(os.path.join(out, "index.json")):
+            launch(a.bin, a.suite, out, a.overrides, ["--repetitions", "1"])
+    launches = [os.path.join(pool, f"L{k}") for k in range(a.launches)]
+    rng = random.Random(20261203)
+    colours, families, alarms_by_metric = [], [], {}
+    for _ in range(20):
+        s = rng.sample(launches, 2 * a.reps)
+        colour, _, text = compare(a.bin, s[:a.reps], s[a.reps:], a.policy)
+        colours.append(colour)
+        m = re.search(r"Benjamini-Hochberg over (\d+)", text)
+        families.append(int(m.group(1)) if m else 0)
+        for line in text.splitlines():
+            if line.rstrip().endswith("regression") or " regression;" in line:
+                key = " ".join(line.split()[:2])
+                alarms_by_metric[key] = alarms_by_metric.get(key, 0) + 1
+    print(f"A/A over the whole suite, {a.reps} vs {a.reps} launches, 20 pairs: RED {colours.count('RED')}/20, "
+          f"GREEN {colours.count('GREEN')}, UNJUDGED {colours.count('UNJUDGED')}, UNDERPOWERED {colours.count('UNDERPOWERED')}; "
+          f"family of {statistics.median(families):.0f} gated sampled metrics per comparison")
+    for k, v in sorted(alarms_by_metric.items(), key=lambda x: -x[1]):
+        print(f"  false alarm: {k} ({v}x)")
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mode", choices=["slowdowns", "aa-suite"])
+    p.add_argument("--bin", default=os.environ.get("SHARDBENCH_BIN", os.path.join(root, "build", "shardbench")))
+    p.add_argument("--policy", default=os.path.join(root, "ci", "nightly-policy.yaml"))
+    p.add_argument("--pool", help="keep launches here (reused when the script is run again)")
+    p.add_argument("--rounds", type=int, default=20)
+    p.add_argument("--scenario", default=os.path.join(root, "scenarios", "smoke.yaml"))
+    p.add_argument("--auto-trials", type=int, default=0)
+    p.add_argument("--auto-max", type=int, default=20)
+    p.add_argument("--suite", default="nightly")
+    p.add_argument("--launches", type=int, default=10)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("overrides", nargs="*", help="key=value overrides for every launch")
+    a = p.parse_args()
+    (slowdowns if a.mode == "slowdowns" else aa_suite)(a)
+
+
+if __name__ == "__main__":
+    main()

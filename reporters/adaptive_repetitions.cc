@@ -1,0 +1,86 @@
+#include "reporters/adaptive_repetitions.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "engine/common/error.h"
+#include "reporters/compare.h"
+#include "reporters/multiple_testing.h"
+#include "reporters/power.h"
+
+namespace shardbench {
+namespace {
+
+std::string Percent(double v) {
+  if (!std::isfinite(v)) return "not yet judgeable";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f%%", 100 * v);
+  return buf;
+}
+
+bool GatedSampled(const nlohmann::json& metric, const GatePolicy& policy) {
+  return metric.value("kind", "") == "sampled" && policy.rule_for(metric.value("name", ""), "sampled").gate;
+}
+
+}  // namespace
+
+std::optional<int> ParseAutoRepetitions(const std::string& text) {
+  if (text == "auto") return 20;
+  if (text.rfind("auto:", 0) != 0) return std::nullopt;
+  const std::string max = text.substr(5);
+  char* end = nullptr;
+  const long v = std::strtol(max.c_str(), &end, 10);
+  if (max.empty() || *end != '\0' || v < 2 || v > 1000) {
+    throw InputError("--repetitions " + text + ": expected auto or auto:MAX with MAX an integer in [2, 1000]");
+  }
+  return static_cast<int>(v);
+}
+
+size_t GatedSampledMetrics(const nlohmann::json& result, const GatePolicy& policy) {
+  size_t n = 0;
+  for (const auto& m : result.value("metrics", nlohmann::json::array())) n += GatedSampled(m, policy);
+  return n;
+}
+
+std::string PinStatus::Describe(double target) const {
+  if (mde.empty()) return "no gated sampled metric";
+  const double widest_mde = mde.at(widest);
+  return widest + " could catch " + Percent(widest_mde) + (pinned ? " (the widest) <= " : ", target ") + Percent(target);
+}
+
+PinStatus PinnedSoFar(const std::vector<nlohmann::json>& launches, const AdaptiveRepetitions& plan) {
+  PinStatus out;
+  if (launches.empty()) return out;
+  out.pinned = true;
+  double widest = -1;
+  for (const auto& metric : launches.front().value("metrics", nlohmann::json::array())) {
+    if (!GatedSampled(metric, plan.policy)) continue;
+    const std::string name = metric["name"];
+    const MetricRule rule = plan.policy.rule_for(name, "sampled");
+    // The samples the comparison will judge: one median per launch, or every step.
+    std::vector<double> samples;
+    for (const auto& launch : launches) {
+      for (const auto& m : launch["metrics"]) {
+        if (m.value("name", "") != name) continue;
+        const auto got = SamplesFor(m, rule);
+        samples.insert(samples.end(), got.begin(), got.end());
+      }
+    }
+    double mde = std::numeric_limits<double>::infinity();
+    if (static_cast<int>(samples.size()) >= rule.min_samples) {
+      const double alpha = LoneEffectAlpha(TestLevel(rule), plan.family_size, plan.policy.correction);
+      mde = MinimumDetectableEffect(PooledLogSpread(samples, {}), samples.size(), samples.size(),
+                                    {rule.test, alpha, rule.min_effect, 0.8});
+    }
+    out.mde[name] = mde;
+    out.pinned &= mde <= plan.target_mde;
+    if (mde > widest || out.widest.empty()) {
+      widest = mde;
+      out.widest = name;
+    }
+  }
+  return out;
+}
+
+}  // namespace shardbench
