@@ -215,8 +215,10 @@ def main():
     p.add_argument("--suite", default="nightly")
     p.add_argument("--launches", type=int, default=10)
     p.add_argument("--reps", type=int, default=5)
-    p.add_argument("overrides", nargs="*", help="key=value overrides for every launch")
-    a = p.parse_args()
+    argv = sys.argv[1:]
+    overrides = argv[argv.index("--") + 1:] if "--" in argv else []
+    a = p.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+    a.overrides = overrides  # key=value for every launch, after --
     (slowdowns if a.mode == "slowdowns" else aa_suite)(a)
 
 

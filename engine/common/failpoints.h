@@ -8,8 +8,9 @@
 //                        elsewhere (accelerate#4206: a resume loses (N-1)/N of the adapter)
 //   optim_load_drop_step optimizer load ignores the `step` entries (accelerate#3971), so bias
 //                        correction restarts
-//   slow_step_5pct       every training step takes 5% (10%) longer: a known slowdown the
-//   slow_step_10pct      nightly gate must detect (ci/gate-quality.sh measures how often)
+//   slow_step_5pct       every training step takes 5% (10%, 20%) longer: a known slowdown the
+//   slow_step_10pct      nightly gate must detect (ci/gate-quality.sh measures how often, and
+//   slow_step_20pct      whether the gate's reported minimum detectable effect predicted it)
 #pragma once
 
 #include <string>

@@ -68,10 +68,13 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   for (size_t i = 0; i < base_lrs_.size(); ++i) optimizer_.groups()[i].lr = base_lrs_[i] * lr_factor;
   optimizer_.step();
   t.optimizer = Since(opt);
-  // Failpoints slow_step_5pct / slow_step_10pct: a known slowdown for measuring the gate. It
+  // Failpoints slow_step_5pct / 10pct / 20pct: a known slowdown for measuring the gate. It
   // spins rather than sleeps: extra work holds the core as real compute would (a sleeping rank
   // hands its core to the other ranks' threads, which hides most of the delay on a small host).
-  const double slow = FailpointActive("slow_step_10pct") ? 0.10 : FailpointActive("slow_step_5pct") ? 0.05 : 0.0;
+  const double slow = FailpointActive("slow_step_20pct")   ? 0.20
+                      : FailpointActive("slow_step_10pct") ? 0.10
+                      : FailpointActive("slow_step_5pct")  ? 0.05
+                                                           : 0.0;
   if (slow > 0) {
     const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(slow * Since(start)));
     while (Clock::now() < until) {
