@@ -48,30 +48,33 @@ int64_t SteadyStateStep(const std::vector<double>& x) {
   }
   const int64_t cut = MserBatches(batches) * m;
   if (cut == 0) return 0;
-  // MSER alone truncates pure noise too: dropping a few high batches always lowers the
-  // variance of what is left. So the prefix must differ from the rest beyond the rest's own
-  // spread (robust statistics, so a spike in the steady part does not widen the band).
+  // The band a steady step stays in: robust statistics of the rest (1.4826 x MAD is the
+  // standard deviation for normal noise, and a spike in the steady part does not widen it).
   const std::vector<double> rest(x.begin() + cut, x.end());
   const double median = Percentile(rest, 50);
   std::vector<double> deviations;
   for (double v : rest) deviations.push_back(std::abs(v - median));
   const double band = kRobustSigmas * 1.4826 * Percentile(deviations, 50);
-  double prefix_mean = 0;
-  for (int64_t i = 0; i < cut; ++i) prefix_mean += x[i];
-  prefix_mean /= static_cast<double>(cut);
-  if (!(std::abs(prefix_mean - median) > band)) return 0;
-  // MSER's point is a whole batch and, on a short series, noisy (it may overshoot by a few
-  // batches), so it is trimmed to the step: a prefix step is still warming up when it is out
-  // of the band and at least halfway from the rest's median to the prefix's mean (a noise step
+  // MSER's point is a whole batch and, on a short series, noisy (it overshoots by a few steps or
+  // batches), so it is trimmed to the step: a prefix step is still warming up when it is out of
+  // the band and at least halfway from the rest's median to the prefix's mean (a noise step
   // that merely grazes a narrow band is not); the steady state starts after the last warming
   // step up to which warming steps are the majority (a lone spike after steady steps is noise).
-  const double halfway = 0.5 * std::abs(prefix_mean - median);
+  double cut_mean = 0;
+  for (int64_t i = 0; i < cut; ++i) cut_mean += x[i];
+  const double halfway = 0.5 * std::abs(cut_mean / static_cast<double>(cut) - median);
   int64_t warming = 0, steady_from = 0;
   for (int64_t i = 0; i < cut; ++i) {
     const double off = std::abs(x[i] - median);
     if (off > band && off > halfway && 2 * ++warming >= i + 1) steady_from = i + 1;
   }
-  return steady_from;
+  if (steady_from == 0) return 0;
+  // MSER alone truncates pure noise too (dropping a few high points always lowers the variance
+  // of what is left), so the prefix must differ from the rest beyond the band as a whole.
+  double prefix_mean = 0;
+  for (int64_t i = 0; i < steady_from; ++i) prefix_mean += x[i];
+  prefix_mean /= static_cast<double>(steady_from);
+  return std::abs(prefix_mean - median) > band ? steady_from : 0;
 }
 
 }  // namespace shardbench
