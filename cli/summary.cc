@@ -12,6 +12,39 @@ double Median(const nlohmann::json& result, const std::string& name) {
   return 0.0;
 }
 
+// The busiest rank against the typical one (suites/rank_record.cc): ranks wait for a straggler,
+// so only busy time names it.
+void PrintStragglers(const nlohmann::json& r) {
+  for (const auto& m : r["metrics"]) {
+    if (m["name"] != "straggler_ratio" || m["per_rank"].size() < 2) continue;
+    const auto& per_rank = m["per_rank"];
+    size_t slowest = 0;
+    for (size_t i = 1; i < per_rank.size(); ++i) {
+      if (per_rank[i].get<double>() > per_rank[slowest].get<double>()) slowest = i;
+    }
+    std::printf("  stragglers      busy time %.2fx the median rank's on rank %zu (straggler_ratio)\n",
+                Median(r, "straggler_ratio"), slowest);
+  }
+}
+
+// Whether the measured steps were still warming up: a fixed warmup shorter than the steady
+// state the data shows is warned about; warmup auto says where its metrics started.
+void PrintSteadyState(const nlohmann::json& r) {
+  if (!r.contains("steady_state_step")) return;  // a peer's result, or one that did not train
+  const int64_t steady = r["steady_state_step"].get<int64_t>();
+  const nlohmann::json warmup = r["scenario"]["config"]["train"].value("warmup_steps", nlohmann::json());
+  if (warmup.is_number_integer()) {
+    const int64_t w = warmup.get<int64_t>();
+    if (w < steady) {
+      std::printf("  WARNING         warmup_steps %lld < steady state detected at step %lld: the first measured steps are "
+                  "still warming up\n", static_cast<long long>(w), static_cast<long long>(steady));
+    }
+  } else {
+    std::printf("  warmup          auto: steady state detected at step %lld, step metrics from step %lld\n",
+                static_cast<long long>(steady), static_cast<long long>(r.value("measured_from_step", int64_t{0})));
+  }
+}
+
 }  // namespace
 
 std::function<void(const StepProgress&)> ProgressPrinter(bool terminal) {
@@ -34,6 +67,8 @@ void PrintSummary(const nlohmann::json& r, const std::string& path) {
               Median(r, "tokens_per_s_per_rank"));
   std::printf("  step time       %.2f ms (p50); optimizer share %.1f%%\n", Median(r, "step_time") * 1e3,
               100 * Median(r, "optimizer_share"));
+  PrintStragglers(r);
+  PrintSteadyState(r);
   std::printf("  params          %.0f total, %.0f trainable\n", Median(r, "params_total"), Median(r, "params_trainable"));
   std::printf("  memory/rank     params %.2f MiB (unsharded peak %.2f), grads %.2f MiB, optimizer %.2f MiB, RSS %.0f MiB\n",
               Median(r, "param_bytes") / mib, Median(r, "params_unsharded_peak_bytes") / mib, Median(r, "grad_bytes") / mib,

@@ -6,6 +6,7 @@
 
 #include "reporters/compare_reports.h"
 #include "reporters/dashboard_assets.h"
+#include "reporters/statistics.h"
 
 namespace shardbench {
 namespace {
@@ -33,6 +34,43 @@ nlohmann::json ComparisonJson(const Comparison& c) {
           {"red", c.red()}, {"colour", c.colour()}, {"metrics", metrics}, {"checks", checks}, {"failures", c.failures}, {"notes", c.notes}};
 }
 
+// Per rank, the distribution of busy time (step time minus time blocked in collectives) and
+// of step time over the measured steps of every repetition: the straggler shows as the rank
+// whose busy time sits above the others' (step times agree: ranks wait for each other).
+nlohmann::json RankStepsJson(const nlohmann::json& result) {
+  nlohmann::json reps = result.value("per_rank_steps_by_repetition", nlohmann::json());
+  nlohmann::json from = result.value("measured_from_step_by_repetition", nlohmann::json());
+  if (!reps.is_array()) {
+    if (!result.contains("per_rank_steps")) return nlohmann::json::array();
+    reps = nlohmann::json::array({result["per_rank_steps"]});
+    from = nlohmann::json::array({result.value("measured_from_step", int64_t{0})});
+  }
+  std::vector<std::vector<double>> busy, step;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    if (!reps[i].is_object()) continue;
+    const auto& seconds = reps[i]["step_seconds"];
+    const auto& wait = reps[i]["comm_wait_seconds"];
+    const size_t first = i < from.size() ? from[i].get<size_t>() : 0;
+    for (size_t r = 0; r < seconds.size(); ++r) {
+      if (busy.size() <= r) busy.resize(r + 1), step.resize(r + 1);
+      for (size_t s = first; s < seconds[r].size(); ++s) {
+        step[r].push_back(seconds[r][s].get<double>());
+        busy[r].push_back(seconds[r][s].get<double>() - wait[r][s].get<double>());
+      }
+    }
+  }
+  auto summary = [](const std::vector<double>& v) {
+    const Summary s = Summarize(v);
+    return nlohmann::json{{"min", s.min}, {"p10", s.p10}, {"median", s.median}, {"p90", s.p90}, {"max", s.max}, {"n", s.n}};
+  };
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t r = 0; r < busy.size(); ++r) {
+    if (busy[r].empty()) continue;
+    out.push_back({{"rank", r}, {"busy", summary(busy[r])}, {"step", summary(step[r])}});
+  }
+  return out;
+}
+
 // Per instance of the current results: memory by category per rank, the model's prediction,
 // and the loss curves of both sides.
 nlohmann::json InstancesJson(const ResultSet* base, const ResultSet& current) {
@@ -45,10 +83,12 @@ nlohmann::json InstancesJson(const ResultSet* base, const ResultSet& current) {
     if (base) {
       if (const InstanceResult* b = base->find(inst.name); b && !b->result.is_null()) entry["loss_base"] = b->result.value("loss", nlohmann::json());
     }
+    entry["rank_steps"] = RankStepsJson(inst.result);
     // The headline metrics, for a page that shows one run on its own.
     static const std::vector<std::string> kHeadline = {"tokens_per_s", "step_time", "mfu", "init_time", "peak_allocated",
                                                        "device_reserved_peak", "host_rss_peak", "grad_bytes",
-                                                       "kernel_overlap_ratio", "params_trainable"};
+                                                       "kernel_overlap_ratio", "params_trainable", "straggler_ratio",
+                                                       "step_time_busy"};
     entry["metrics"] = nlohmann::json::array();
     for (const auto& m : inst.result.value("metrics", nlohmann::json::array())) {
       if (std::find(kHeadline.begin(), kHeadline.end(), m.value("name", "")) == kHeadline.end()) continue;

@@ -1,10 +1,10 @@
 // The HTML dashboard: one self-contained file (chart.js inlined from Debian's libjs-chart.js at
 // build time, no network) with the comparison and its confidence intervals, failed checks,
-// memory by category per rank with the memory model's prediction beside it, loss curves, the
-// trend of every metric over a history with its change points, and the provenance of every
-// run. Everything shown is data in one embedded JSON block rendered by the page's script with
-// textContent (never innerHTML), so user-controlled text (scenario names, messages) cannot
-// inject markup.
+// memory by category per rank with the memory model's prediction beside it, per-rank busy and
+// step time distributions (stragglers), loss curves, the trend of every metric over a history
+// with its change points, and the provenance of every run. Everything shown is data in one
+// embedded JSON block rendered by the page's script with textContent (never innerHTML), so
+// user-controlled text (scenario names, messages) cannot inject markup.
 #pragma once
 
 #include <string>

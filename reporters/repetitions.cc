@@ -1,5 +1,6 @@
 #include "reporters/repetitions.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "reporters/statistics.h"
@@ -53,6 +54,24 @@ nlohmann::json MergeRepetitions(const std::vector<nlohmann::json>& reps) {
   nlohmann::json losses = nlohmann::json::array();
   for (const auto& rep : reps) losses.push_back(rep["loss"]);
   merged["loss_by_repetition"] = losses;
+  // Per-step data stays per repetition (each launch has its own warmup and steady state):
+  // per_rank_steps stays the first repetition's, every one's is listed beside it. The merged
+  // steady_state_step and measured_from_step are the latest any repetition had: the point a
+  // fixed warmup must reach, and from which every repetition's metrics were steady.
+  if (reps.front().contains("per_rank_steps")) {
+    nlohmann::json steps = nlohmann::json::array(), from = nlohmann::json::array();
+    int64_t steady = 0, latest_from = 0;
+    for (const auto& rep : reps) {
+      steps.push_back(rep.value("per_rank_steps", nlohmann::json()));
+      from.push_back(rep.value("measured_from_step", int64_t{0}));
+      steady = std::max(steady, rep.value("steady_state_step", int64_t{0}));
+      latest_from = std::max(latest_from, rep.value("measured_from_step", int64_t{0}));
+    }
+    merged["per_rank_steps_by_repetition"] = steps;
+    merged["measured_from_step_by_repetition"] = from;
+    merged["steady_state_step"] = steady;
+    merged["measured_from_step"] = latest_from;
+  }
   return merged;
 }
 

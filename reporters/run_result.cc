@@ -40,7 +40,7 @@ nlohmann::json ToJson(const RunResult& r) {
   }
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : r.checks) checks.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
-  return {{"schema_version", kResultsSchemaVersion},
+  nlohmann::json out = {{"schema_version", kResultsSchemaVersion},
           {"run_id", r.run_id},
           {"started_at", r.started_at},
           {"provenance", r.provenance},
@@ -52,6 +52,12 @@ nlohmann::json ToJson(const RunResult& r) {
           {"checks", checks},
           {"loss", r.loss},
           {"memory_model", r.memory_model}};
+  if (!r.rank_step_seconds.empty()) {
+    out["per_rank_steps"] = {{"step_seconds", r.rank_step_seconds}, {"comm_wait_seconds", r.rank_comm_wait_seconds}};
+  }
+  if (r.steady_state_step) out["steady_state_step"] = *r.steady_state_step;
+  if (r.measured_from_step) out["measured_from_step"] = *r.measured_from_step;
+  return out;
 }
 
 }  // namespace shardbench

@@ -53,6 +53,12 @@ struct RunResult {
   std::vector<RankMemory> memory;
   std::vector<Check> checks;
   std::vector<double> loss;  // global loss per step, warmup included
+  // Per rank, per step (warmup included): step time and the part of it spent blocked in
+  // collectives (written as per_rank_steps; empty when the run did not train).
+  std::vector<std::vector<double>> rank_step_seconds, rank_comm_wait_seconds;
+  // Where the slowest rank's step times settle (reporters/steady_state.h), and the first step
+  // the step-time metrics sample (train.warmup_steps, or the steady state for warmup auto).
+  std::optional<int64_t> steady_state_step, measured_from_step;
   nlohmann::json memory_model;  // predicted beside measured (rank 0), or null
 };
 

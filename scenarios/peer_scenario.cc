@@ -17,6 +17,7 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
     refuse("checkpoint", "the peer does not save or load state dicts");
   }
   if (!s.failpoints.empty()) refuse("failpoints", "they inject faults into shardbench's own engines");
+  if (s.train.warmup_auto) refuse("train.warmup_steps=auto", "the peer reads a number of warmup steps");
   if (s.profile.kernel_trace) refuse("profile.kernel_trace", "use the torch profiler on the peer side");
   if (s.checks.frozen_dtype || s.checks.max_grad_blowup > 0) {
     refuse("checks.frozen_dtype / checks.max_grad_blowup", "they read shardbench's engines' own tensors");

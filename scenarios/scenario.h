@@ -10,12 +10,19 @@
 
 namespace shardbench {
 
+inline constexpr int64_t kAutoWarmupSteps = 2;
+
 struct TrainConfig {
   int64_t batch_size = 4;      // per-rank micro-batch (samples)
   int64_t seq_len = 64;        // tokens per sample
   int64_t grad_accumulation = 1;  // micro-batches of batch_size per optimizer step
   int64_t steps = 10;          // measured steps, after warmup
   int64_t warmup_steps = 2;    // run first, excluded from every sampled metric
+  // `warmup_steps: auto`: warmup_steps is the nominal kAutoWarmupSteps (memory peaks, comm
+  // counts and the kernel trace reset after it, as with a number), while the step-time metrics
+  // start where the run's own step times settle (reporters/steady_state.h), recorded in the
+  // result as measured_from_step.
+  bool warmup_auto = false;
   double lr = 1e-3;
   double weight_decay = 0.0;
   bool no_decay_on_norms = true;  // norms (by name) in a no-weight-decay group

@@ -128,7 +128,12 @@ std::vector<ScenarioField> BuildFields() {
       IntField("train.seq_len", 1, [](Scenario& s) -> int64_t& { return s.train.seq_len; }),
       IntField("train.grad_accumulation", 1, [](Scenario& s) -> int64_t& { return s.train.grad_accumulation; }),
       IntField("train.steps", 1, [](Scenario& s) -> int64_t& { return s.train.steps; }),
-      IntField("train.warmup_steps", 0, [](Scenario& s) -> int64_t& { return s.train.warmup_steps; }),
+      {"train.warmup_steps", "an integer >= 0 or auto",
+       [](Scenario& s, const YAML::Node& n) {
+         s.train.warmup_auto = n.IsScalar() && n.Scalar() == "auto";
+         s.train.warmup_steps = s.train.warmup_auto ? kAutoWarmupSteps : ReadInt(n, 0, "an integer >= 0 or auto");
+       },
+       [](const Scenario& s) { return s.train.warmup_auto ? Node(std::string("auto")) : Node(s.train.warmup_steps); }},
       DoubleField("train.lr", 0.0, [](Scenario& s) -> double& { return s.train.lr; }),
       DoubleField("train.weight_decay", -1e-300, [](Scenario& s) -> double& { return s.train.weight_decay; }),
       DoubleField("train.max_grad_norm", -1e-300, [](Scenario& s) -> double& { return s.train.max_grad_norm; }),

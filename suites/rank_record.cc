@@ -7,6 +7,7 @@
 
 #include "engine/memory/tracking_allocator.h"
 #include "engine/shard/mixed_precision.h"
+#include "reporters/statistics.h"
 
 namespace shardbench {
 namespace {
@@ -58,7 +59,41 @@ void AddKernelMetrics(const std::vector<RankRecord>& ranks, int64_t warmup, std:
   out.insert(out.end(), {comm, exposed, compute, ratio});
 }
 
+// Ranks step in lockstep, so a straggler lengthens every rank's step: its peers wait for it in
+// their collectives. Busy time (step time minus time blocked in collectives) tells it apart.
+// straggler_ratio: the busiest rank's median busy time over the median rank's (1 when all are
+// alike; 2 when one rank works twice as long as the typical one).
+void AddStragglerMetrics(const std::vector<RankRecord>& ranks, int64_t from, std::vector<Metric>& out) {
+  const int64_t steps = static_cast<int64_t>(ranks[0].step_seconds.size());
+  auto busy = [](const RankRecord& r, int64_t s) { return r.step_seconds[s] - r.comm_wait_seconds[s]; };
+  Metric busy_time{"step_time_busy", "s", "lower", "sampled", {}, {}};
+  for (int64_t s = from; s < steps; ++s) {
+    std::vector<double> at_step;
+    for (const auto& r : ranks) at_step.push_back(busy(r, s));
+    busy_time.samples.push_back(Max(at_step));
+  }
+  for (const auto& r : ranks) {
+    std::vector<double> v;
+    for (int64_t s = from; s < steps; ++s) v.push_back(busy(r, s));
+    busy_time.per_rank.push_back(Percentile(v, 50));
+  }
+  Metric ratio{"straggler_ratio", "ratio", "lower", "sampled", {}, {}};
+  const double typical = Percentile(busy_time.per_rank, 50);
+  for (double b : busy_time.per_rank) ratio.per_rank.push_back(b / typical);
+  // max/median of one rank is exactly 1 (not a rounding of b/b twice).
+  ratio.samples = {ranks.size() == 1 ? 1.0 : Max(busy_time.per_rank) / typical};
+  out.insert(out.end(), {busy_time, ratio});
+}
+
 }  // namespace
+
+std::vector<double> SlowestRankStepSeconds(const std::vector<RankRecord>& ranks) {
+  std::vector<double> out(ranks[0].step_seconds.size(), 0.0);
+  for (const auto& r : ranks) {
+    for (size_t s = 0; s < out.size(); ++s) out[s] = std::max(out[s], r.step_seconds[s]);
+  }
+  return out;
+}
 
 void RankRecord::set_comm(const comm::CommStats& stats) {
   comm_counts.assign(kCollectives, 0);
@@ -73,7 +108,7 @@ void RankRecord::set_comm(const comm::CommStats& stats) {
 
 std::vector<double> RankRecord::pack() const {
   std::vector<double> out;
-  for (const auto* v : {&step_seconds, &optimizer_seconds, &grad_sync_seconds, &loss, &kernel_comm_seconds,
+  for (const auto* v : {&step_seconds, &optimizer_seconds, &grad_sync_seconds, &loss, &comm_wait_seconds, &kernel_comm_seconds,
                         &kernel_exposed_seconds, &kernel_compute_seconds}) out.insert(out.end(), v->begin(), v->end());
   for (double x : {init_seconds, construct_seconds, load_seconds, shard_seconds, time_to_first_step, param_bytes, params_sharded_bytes,
                    params_unsharded_peak_bytes, grad_bytes, grads_unsharded_peak_bytes, optim_state_bytes, rss_peak_bytes, checkpoint_bytes_read,
@@ -98,7 +133,7 @@ std::vector<double> RankRecord::pack() const {
 RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
   RankRecord r(steps);
   size_t i = 0;
-  for (auto* v : {&r.step_seconds, &r.optimizer_seconds, &r.grad_sync_seconds, &r.loss, &r.kernel_comm_seconds,
+  for (auto* v : {&r.step_seconds, &r.optimizer_seconds, &r.grad_sync_seconds, &r.loss, &r.comm_wait_seconds, &r.kernel_comm_seconds,
                   &r.kernel_exposed_seconds, &r.kernel_compute_seconds}) {
     for (auto& x : *v) x = p[i++];
   }
@@ -141,15 +176,16 @@ std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communi
 }
 
 std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t warmup, int64_t global_tokens,
-                                 int64_t params_total, int64_t params_trainable) {
+                                 int64_t params_total, int64_t params_trainable, std::optional<int64_t> step_metrics_from) {
   const int64_t steps = static_cast<int64_t>(ranks[0].step_seconds.size());
+  const int64_t from = step_metrics_from.value_or(warmup);
   const double world = static_cast<double>(ranks.size());
   Metric step_time{"step_time", "s", "lower", "sampled", {}, {}};
   Metric tokens{"tokens_per_s", "tokens/s", "higher", "sampled", {}, {}};
   Metric tokens_rank{"tokens_per_s_per_rank", "tokens/s", "higher", "sampled", {}, {}};
   Metric opt_share{"optimizer_share", "ratio", "lower", "sampled", {}, {}};
   Metric sync{"grad_sync_time", "s", "lower", "sampled", {}, {}};
-  for (int64_t s = warmup; s < steps; ++s) {
+  for (int64_t s = from; s < steps; ++s) {
     // Ranks step in lockstep (the gradient all-reduce), so a step lasts as long as its slowest rank.
     std::vector<double> at_step, shares, syncs;
     for (const auto& r : ranks) {
@@ -164,9 +200,9 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
     sync.samples.push_back(Max(syncs));
   }
   for (const auto& r : ranks) {
-    std::vector<double> measured(r.step_seconds.begin() + warmup, r.step_seconds.end());
-    std::vector<double> opt(r.optimizer_seconds.begin() + warmup, r.optimizer_seconds.end());
-    std::vector<double> gs(r.grad_sync_seconds.begin() + warmup, r.grad_sync_seconds.end());
+    std::vector<double> measured(r.step_seconds.begin() + from, r.step_seconds.end());
+    std::vector<double> opt(r.optimizer_seconds.begin() + from, r.optimizer_seconds.end());
+    std::vector<double> gs(r.grad_sync_seconds.begin() + from, r.grad_sync_seconds.end());
     step_time.per_rank.push_back(Median(measured));
     tokens_rank.per_rank.push_back(static_cast<double>(global_tokens) / world / Median(measured));
     double share = 0;
@@ -176,6 +212,7 @@ std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t w
   }
   tokens.per_rank = tokens_rank.per_rank;
   std::vector<Metric> out{step_time, tokens, tokens_rank, opt_share, sync};
+  if (from < steps) AddStragglerMetrics(ranks, from, out);
   if (warmup < steps && ranks[0].kernel_comm_seconds[warmup] >= 0) AddKernelMetrics(ranks, warmup, out);
 
   auto per_rank = [&](auto field) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <vector>
 
 #include <c10/core/ScalarType.h>
@@ -21,9 +22,11 @@ inline constexpr std::array<c10::ScalarType, 3> kStorageDtypes{c10::kFloat, c10:
 
 struct RankRecord {
   explicit RankRecord(int64_t steps)
-      : step_seconds(steps), optimizer_seconds(steps), grad_sync_seconds(steps), loss(steps),
+      : step_seconds(steps), optimizer_seconds(steps), grad_sync_seconds(steps), loss(steps), comm_wait_seconds(steps),
         kernel_comm_seconds(steps, -1), kernel_exposed_seconds(steps, -1), kernel_compute_seconds(steps, -1) {}
   std::vector<double> step_seconds, optimizer_seconds, grad_sync_seconds, loss;
+  // Per step, the part of step_seconds this rank sat blocked in collectives (StepTimes::comm_wait).
+  std::vector<double> comm_wait_seconds;
   // Per step from the kernel trace (engine/profile/kernel_overlap.h; -1: not traced): time some
   // communication kernel ran, the part of it no compute kernel overlapped, compute time.
   std::vector<double> kernel_comm_seconds, kernel_exposed_seconds, kernel_compute_seconds;
@@ -57,8 +60,14 @@ struct RankRecord {
 // All ranks' records, in rank order (just `local` when comm is null).
 std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communicator* comm);
 
+// `warmup_steps` bounds the windows that reset after warmup (kernel trace); the step-time
+// metrics (step time, tokens/s, optimizer share, grad sync, straggler ratio, busy time) sample
+// the steps from `step_metrics_from` (warmup auto: the detected steady state; default: warmup).
 std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t warmup_steps, int64_t global_tokens,
-                                 int64_t params_total, int64_t params_trainable);
+                                 int64_t params_total, int64_t params_trainable,
+                                 std::optional<int64_t> step_metrics_from = std::nullopt);
+// Per step (warmup included), the slowest rank's step time: what steady-state detection reads.
+std::vector<double> SlowestRankStepSeconds(const std::vector<RankRecord>& ranks);
 std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks);
 
 nlohmann::json YamlToJson(const YAML::Node& node);

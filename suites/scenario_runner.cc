@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "engine/comm/create_communicator.h"
@@ -15,6 +16,7 @@
 #include "scenarios/scenario_model.h"
 #include "engine/train/trainer.h"
 #include "reporters/provenance.h"
+#include "reporters/steady_state.h"
 #include "scenarios/scenario_parser.h"
 #include "suites/checkpoint_harness.h"
 #include "suites/model_source.h"
@@ -145,6 +147,7 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     rec.step_seconds[step] = t.seconds;
     rec.optimizer_seconds[step] = t.optimizer;
     rec.grad_sync_seconds[step] = t.grad_sync;
+    rec.comm_wait_seconds[step] = t.comm_wait;
     rec.loss[step] = t.loss;
     if (options.on_step && env.rank == 0) {
       options.on_step({step + 1, total, step < s.train.warmup_steps, t.loss,
@@ -228,7 +231,15 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
                 {"overrides", s.overrides}, {"matrix", nlohmann::json::object()}};
   r.loss = rec.loss;
   const int64_t global_tokens = b * accum * s.train.seq_len * env.world_size;
-  r.metrics = BuildMetrics(all, s.train.warmup_steps, global_tokens, params_total, params_trainable);
+  // Where the step times settle, from the data; warmup auto samples the step-time metrics from
+  // there (at most half the steps dropped), everything else keeps the nominal warmup's window.
+  r.steady_state_step = SteadyStateStep(SlowestRankStepSeconds(all));
+  r.measured_from_step = s.train.warmup_auto ? std::min(*r.steady_state_step, total / 2) : s.train.warmup_steps;
+  for (const auto& a : all) {
+    r.rank_step_seconds.push_back(a.step_seconds);
+    r.rank_comm_wait_seconds.push_back(a.comm_wait_seconds);
+  }
+  r.metrics = BuildMetrics(all, s.train.warmup_steps, global_tokens, params_total, params_trainable, r.measured_from_step);
   // Model FLOPs (engine/profile/model_flops.h): per token from the shapes, and what the
   // measured tokens/s achieve (MFU's numerator; its denominator needs a device's peak).
   const double flops_per_token = static_cast<double>(profile::ModelFlopsPerToken(ScenarioModelConfig(s), s.lora, s.train.seq_len).per_token());

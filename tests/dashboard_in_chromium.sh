@@ -61,7 +61,7 @@ render() {  # $1: html, $2: name of the outputs
   [ -s "$out/$2.png" ] || { echo "$2: no screenshot"; exit 1; }
   echo "$2: rendered, $charts charts, no console errors"
 }
-render "$out/dashboard.html" compare 4  # the interval chart, memory and loss of the instance, one trend
+render "$out/dashboard.html" compare 5  # the interval chart, memory, per-rank step times and loss of the instance, one trend
 # The hostile name is shown as text, never parsed: no <img> element exists in the page.
 if grep -q '<img' "$out/compare.dom.html"; then echo "a scenario name was parsed as markup"; exit 1; fi
 grep -q '&lt;img src=x onerror=alert(1)&gt;' "$out/compare.dom.html" || { echo "the hostile name is not shown as text"; exit 1; }
@@ -71,8 +71,10 @@ grep -q "tokens_per_s: shift at run 6" "$out/history.txt" || { echo "the step at
 render "$out/history.html" history 1
 
 # Every run directory carries its own page (no base): the smoke run's.
-render "$out/base/dashboard.html" run 2
+render "$out/base/dashboard.html" run 3  # memory, per-rank step times, loss
 if grep -q '<img' "$out/run.dom.html"; then echo "a scenario name was parsed as markup on the run page"; exit 1; fi
+# The per-rank step-time chart has its data: both smoke ranks' busy-time distributions.
+grep -q '"rank":1,"step":' "$out/base/dashboard.html" || { echo "the run page lacks rank 1's step-time distribution"; exit 1; }
 
 # Engines side by side (compare --engines): our two sharding engines on one scenario.
 "$bin" run "$(dirname "$0")/../scenarios/nightly_engines.yaml" --out "$out/engines_run" --quiet world_size=2 lora.enabled=true \

@@ -24,6 +24,13 @@ struct MultiRankRun {
 // The launcher's verdict and every rank's log, for a failure message.
 std::string Describe(const MultiRankRun& run);
 
+// `shardbench ARGS` (the built CLI) through the shell: its exit code and stdout + stderr.
+struct CliRun {
+  int exit_code;
+  std::string output;
+};
+CliRun RunShardbench(const std::string& args);
+
 MultiRankRun RunRankWorker(int nproc, const std::vector<std::string>& args, comm::LaunchSpec spec = {});
 
 }  // namespace shardbench::testing

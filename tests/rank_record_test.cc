@@ -1,7 +1,7 @@
 // What a rank measured travels to rank 0 as a packed vector and becomes the result's metrics:
 // the round trip keeps every field, and the CUDA allocator's statistics (here from a fake
 // source: records filled by hand, as ReadDeviceMemory would on a GPU) become the device metrics
-// with the right kinds.
+// with the right kinds; busy time per rank becomes the straggler ratio.
 #include <gtest/gtest.h>
 
 #include "suites/rank_record.h"
@@ -34,8 +34,10 @@ TEST(RankRecord, PackUnpackKeepsEveryField) {
   RankRecord r = FakeGpuRank(4096, 6144, 2);
   r.init_peak_bytes = 123;
   r.param_bytes_by_dtype = {1, 2, 3};
+  r.comm_wait_seconds = {0.5, 0.25, 0.125};
   const RankRecord back = RankRecord::Unpack(r.pack(), 3);
   EXPECT_EQ(back.loss, r.loss);
+  EXPECT_EQ(back.comm_wait_seconds, r.comm_wait_seconds);
   EXPECT_EQ(back.init_peak_bytes, 123);
   EXPECT_EQ(back.device_active_peak, 4096 - 512);
   EXPECT_EQ(back.device_alloc_retries, 2);
@@ -83,6 +85,63 @@ TEST(RankRecord, KernelTraceBecomesOverlapMetricsOnlyWhenTraced) {
   for (const auto& metric : BuildMetrics({FakeGpuRank(1, 1, 0)}, 1, 100, 10, 5)) {
     EXPECT_EQ(metric.name.rfind("kernel_", 0), std::string::npos) << metric.name;  // untraced: none
   }
+}
+
+// A rank whose every measured step takes `step` seconds, `wait` of them blocked in collectives;
+// step 0 (warmup) is slow and never waits, so reading it would change every figure below.
+RankRecord Timed(double step, double wait) {
+  RankRecord r(3);
+  r.step_seconds = {9, step, step};
+  r.comm_wait_seconds = {0, wait, wait};
+  r.optimizer_seconds = r.grad_sync_seconds = {0.01, 0.01, 0.01};
+  return r;
+}
+
+// Busy 125, 250, 125 ms (binary fractions: every quotient below is exact): all step times are
+// equal, as in lockstep, and only busy time shows rank 1 working twice as long.
+TEST(RankRecord, StragglerRatioIsTheBusiestRankOverTheMedianRank) {
+  const auto m = BuildMetrics({Timed(0.5, 0.375), Timed(0.5, 0.25), Timed(0.5, 0.375)}, 1, 100, 10, 5);
+  const Metric& ratio = Find(m, "straggler_ratio");
+  EXPECT_EQ(ratio.unit, "ratio");
+  EXPECT_EQ(ratio.better, "lower");
+  EXPECT_EQ(ratio.kind, "sampled");
+  EXPECT_EQ(ratio.samples, std::vector<double>{2.0});
+  EXPECT_EQ(ratio.per_rank, (std::vector<double>{1.0, 2.0, 1.0}));
+  const Metric& busy = Find(m, "step_time_busy");
+  EXPECT_EQ(busy.samples, (std::vector<double>{0.25, 0.25}));  // per measured step, the busiest rank
+  EXPECT_EQ(busy.per_rank, (std::vector<double>{0.125, 0.25, 0.125}));
+  EXPECT_EQ(Find(m, "step_time").per_rank, (std::vector<double>{0.5, 0.5, 0.5}));
+  // Four ranks: the median of busy times interpolates (0.125 and 0.25 -> 0.1875).
+  const auto four = BuildMetrics({Timed(0.5, 0.375), Timed(0.5, 0.25), Timed(0.5, 0.375), Timed(0.5, 0.25)}, 1, 100, 10, 5);
+  EXPECT_EQ(Find(four, "straggler_ratio").samples, std::vector<double>{0.25 / 0.1875});
+}
+
+TEST(RankRecord, StragglerRatioOfOneRankIsExactlyOne) {
+  RankRecord alone(4);
+  alone.step_seconds = {1, 0.3, 0.1, 0.7};
+  alone.optimizer_seconds = alone.grad_sync_seconds = {0.01, 0.01, 0.01, 0.01};
+  const auto m = BuildMetrics({alone}, 1, 100, 10, 5);
+  EXPECT_EQ(Find(m, "straggler_ratio").samples, std::vector<double>{1.0});
+  EXPECT_EQ(Find(m, "straggler_ratio").per_rank, std::vector<double>{1.0});
+  EXPECT_EQ(Find(m, "step_time_busy").per_rank, std::vector<double>{0.3});  // no communicator: busy = step
+}
+
+// warmup auto: the step-time metrics start at the detected steady state while the kernel
+// trace (which starts after the nominal warmup) keeps its own window.
+TEST(RankRecord, StepMetricsStartWhereTheyAreToldKernelMetricsAtWarmup) {
+  RankRecord a = FakeGpuRank(1, 1, 0);
+  a.step_seconds = {0.4, 0.2, 0.1};
+  a.kernel_comm_seconds = {-1, 0.01, 0.02};
+  a.kernel_exposed_seconds = {-1, 0.0, 0.0};
+  a.kernel_compute_seconds = {-1, 0.05, 0.05};
+  const auto m = BuildMetrics({a}, 1, 100, 10, 5, 2);
+  EXPECT_EQ(Find(m, "step_time").samples, std::vector<double>{0.1});
+  EXPECT_EQ(Find(m, "step_time_busy").samples, std::vector<double>{0.1});
+  EXPECT_EQ(Find(m, "kernel_comm_time").samples, (std::vector<double>{0.01, 0.02}));
+  EXPECT_EQ(Find(BuildMetrics({a}, 1, 100, 10, 5, 0), "step_time").samples, (std::vector<double>{0.4, 0.2, 0.1}));
+  RankRecord b = a;
+  b.step_seconds = {0.3, 0.5, 0.05};
+  EXPECT_EQ(SlowestRankStepSeconds({a, b}), (std::vector<double>{0.4, 0.5, 0.1}));
 }
 
 }  // namespace

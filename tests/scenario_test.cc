@@ -139,6 +139,28 @@ TEST(Scenario, ResolvedFormParsesBackToTheSameScenario) {
 namespace shardbench {
 namespace {
 
+// warmup_steps: auto runs the nominal warmup for everything that resets after it, and is
+// written back as `auto`; any other word is still a named error.
+TEST(Scenario, WarmupStepsAcceptsAutoAndNothingElseThatIsNotANumber) {
+  Scenario s = LoadScenarioFile(Write("auto", "model: tiny\ntrain:\n  warmup_steps: auto\n"));
+  EXPECT_TRUE(s.train.warmup_auto);
+  EXPECT_EQ(s.train.warmup_steps, kAutoWarmupSteps);
+  const YAML::Node resolved = ScenarioToYaml(s);
+  EXPECT_EQ(resolved["train"]["warmup_steps"].as<std::string>(), "auto");
+  Scenario again = ParseScenario(resolved, "resolved");
+  EXPECT_TRUE(again.train.warmup_auto);
+  EXPECT_EQ(YAML::Dump(ScenarioToYaml(again)), YAML::Dump(resolved));
+  Scenario fixed = LoadScenarioFile(Write("auto_override", "model: tiny\n"), {"train.warmup_steps=auto", "train.warmup_steps=3"});
+  EXPECT_FALSE(fixed.train.warmup_auto);  // the last override wins
+  EXPECT_EQ(fixed.train.warmup_steps, 3);
+  const std::string soon = Write("soon", "model: tiny\ntrain:\n  warmup_steps: soon\n");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(soon); }),
+            soon + ":3: key 'train.warmup_steps': expected an integer >= 0 or auto, got 'soon'");
+  EXPECT_NE(ErrorOf([&] { LoadScenarioFile(Write("peer", "model: tiny\nengine: torch_fsdp2\n"), {"train.warmup_steps=auto"}); })
+                .find("train.warmup_steps=auto is not mapped onto the peer"),
+            std::string::npos);
+}
+
 TEST(ScenarioMatrix, CartesianProductMinusExcludes) {
   auto all = LoadScenarioInstances(std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/lora_blowup.yaml");
   ASSERT_EQ(all.size(), 3u);

@@ -1,5 +1,6 @@
 #include "engine/comm/communicator.h"
 
+#include <chrono>
 #include <numeric>
 #include <stdexcept>
 
@@ -68,7 +69,7 @@ WorkHandle Communicator::all_gather_async(const at::Tensor& output, const at::Te
                                 " elements, expected " + std::to_string(total));
   }
   record_issue(Collective::kAllGather, output.nbytes());
-  return do_all_gather(output, input, counts);
+  return timed(do_all_gather(output, input, counts));
 }
 
 WorkHandle Communicator::reduce_scatter_async(const at::Tensor& output, const at::Tensor& input,
@@ -83,13 +84,13 @@ WorkHandle Communicator::reduce_scatter_async(const at::Tensor& output, const at
                                 " elements, expected " + std::to_string(total));
   }
   record_issue(Collective::kReduceScatter, input.nbytes());
-  return do_reduce_scatter(output, input, counts);
+  return timed(do_reduce_scatter(output, input, counts));
 }
 
 WorkHandle Communicator::all_reduce_async(const at::Tensor& tensor) {
   RequireContiguous(tensor, "all_reduce tensor");
   record_issue(Collective::kAllReduce, tensor.nbytes());
-  return do_all_reduce(tensor);
+  return timed(do_all_reduce(tensor));
 }
 
 WorkHandle Communicator::broadcast_async(const at::Tensor& tensor, int root) {
@@ -98,7 +99,7 @@ WorkHandle Communicator::broadcast_async(const at::Tensor& tensor, int root) {
     throw std::invalid_argument("communicator: broadcast root " + std::to_string(root) + " out of range");
   }
   record_issue(Collective::kBroadcast, tensor.nbytes());
-  return do_broadcast(tensor, root);
+  return timed(do_broadcast(tensor, root));
 }
 
 WorkHandle Communicator::scatter_async(const at::Tensor& output, const at::Tensor& input, int root) {
@@ -115,12 +116,42 @@ WorkHandle Communicator::scatter_async(const at::Tensor& output, const at::Tenso
     }
   }
   record_issue(Collective::kScatter, output.nbytes() * world_size_);
-  return do_scatter(output, input, root);
+  return timed(do_scatter(output, input, root));
 }
 
 WorkHandle Communicator::barrier_async() {
   record_issue(Collective::kBarrier, 0);
-  return do_barrier();
+  return timed(do_barrier());
+}
+
+// A decorator over the backend's handle: the caller's time inside wait() is time its rank
+// waited for the others (or for the transport). The communicator outlives every handle it
+// issued: engines and the trainer wait on their handles before the communicator goes away.
+class BlockedTimeWork : public Work {
+ public:
+  BlockedTimeWork(WorkHandle inner, Communicator* comm) : inner_(std::move(inner)), comm_(comm) {}
+  void wait() override {
+    const auto start = std::chrono::steady_clock::now();
+    inner_->wait();
+    comm_->record_blocked(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+
+ private:
+  WorkHandle inner_;
+  Communicator* comm_;
+};
+
+WorkHandle Communicator::timed(WorkHandle work) { return std::make_shared<BlockedTimeWork>(std::move(work), this); }
+
+void Communicator::record_blocked(double seconds) {
+  if (stats_paused_) return;
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  blocked_seconds_ += seconds;
+}
+
+double Communicator::blocked_seconds() const {
+  std::lock_guard<std::mutex> lock(stats_mutex_);
+  return blocked_seconds_;
 }
 
 void Communicator::record_issue(Collective c, int64_t bytes) {
@@ -145,6 +176,7 @@ CommStats Communicator::stats() const {
 void Communicator::reset_stats() {
   std::lock_guard<std::mutex> lock(stats_mutex_);
   stats_ = CommStats{};
+  blocked_seconds_ = 0.0;
 }
 
 std::string Communicator::describe(Collective c) const {

@@ -95,6 +95,11 @@ class Communicator {
   void barrier() { barrier_async()->wait(); }
 
   CommStats stats() const;
+  // Seconds callers spent blocked in Work::wait() (every synchronous helper waits too): the
+  // time this rank's thread stood still for its peers. Step time minus this is the time the
+  // rank was busy, which tells a straggler from the ranks waiting for it (their step times
+  // are equal: collectives keep them in lockstep). Sampled; paused and reset with the stats.
+  double blocked_seconds() const;
   void reset_stats();
   // While paused, operations are not counted (a checkpoint save between measured steps must
   // not change the run's exact communication figures). Pause only between synchronous calls.
@@ -118,6 +123,10 @@ class Communicator {
 
  private:
   void record_issue(Collective c, int64_t bytes);
+  // Wraps a backend's handle so that its wait() is timed into blocked_seconds_.
+  WorkHandle timed(WorkHandle work);
+  friend class BlockedTimeWork;
+  void record_blocked(double seconds);
   std::vector<int64_t> resolve_counts(std::vector<int64_t> counts, int64_t own_numel, const char* what) const;
 
   int rank_;
@@ -126,6 +135,7 @@ class Communicator {
   mutable std::mutex stats_mutex_;
   std::atomic<bool> stats_paused_{false};
   CommStats stats_{};
+  double blocked_seconds_ = 0.0;
 };
 
 }  // namespace shardbench::comm

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <thread>
 
 #include "engine/common/failpoints.h"
 #include "engine/memory/tracking_allocator.h"
@@ -24,6 +25,8 @@ Trainer::Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::
 StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   StepTimes t;
   const auto start = Clock::now();
+  const double blocked_before = comm_ ? comm_->blocked_seconds() : 0.0;
+  auto blocked = [&] { return comm_ ? comm_->blocked_seconds() - blocked_before : 0.0; };
   optimizer_.zero_grad();
   if (sync_) sync_->zero_grad();
   at::Tensor loss_sum;
@@ -75,8 +78,18 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
                       : FailpointActive("slow_step_10pct") ? 0.10
                       : FailpointActive("slow_step_5pct")  ? 0.05
                                                            : 0.0;
-  if (slow > 0) {
-    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(slow * Since(start)));
+  const double spin = slow * Since(start);
+  // Failpoint straggler_rank1: rank 1 alone stays away as long as it was busy so far this step,
+  // so its busy time doubles while its peers wait for it in their next collective (their step
+  // times grow too: only busy time tells the straggler apart). It sleeps where the slowdowns
+  // above spin: a real straggler is slow on its own hardware, and a spinning rank on a host
+  // with fewer cores than ranks would take its peers' cores, lengthening their busy time too
+  // (measured on 2 cores, 3 ranks: ratio ~1.25 spinning against ~1.4-1.9 sleeping).
+  if (FailpointActive("straggler_rank1") && comm_ && comm_->rank() == 1) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(Since(start) - blocked()));
+  }
+  if (spin > 0) {
+    const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));
     while (Clock::now() < until) {
     }
   }
@@ -84,6 +97,7 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   // optimizer's kernels would otherwise still be running when the timer stops).
   t.loss = global_loss.item<double>();
   t.seconds = Since(start);
+  t.comm_wait = blocked();
   return t;
 }
 

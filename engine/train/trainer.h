@@ -19,6 +19,9 @@ struct StepTimes {
   double forward_backward = 0.0;  // includes the communication an engine does inside backward
   double grad_sync = 0.0;         // after backward (all-reduce; finishing reduce-scatters)
   double optimizer = 0.0;
+  // Of `seconds`, the time this rank's thread sat blocked in collectives' wait() (0 with no
+  // communicator): seconds - comm_wait is the time it was busy, which a straggler shows.
+  double comm_wait = 0.0;
 };
 
 struct TrainerOptions {
