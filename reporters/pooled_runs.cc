@@ -3,13 +3,11 @@
 #include <filesystem>
 
 #include "engine/common/durable_file.h"
+#include "reporters/repetitions.h"
 #include "reporters/run_result.h"
-#include "reporters/statistics.h"
 
 namespace shardbench {
 namespace {
-
-int Severity(const std::string& status) { return status == "ok" ? 0 : status == "failed" ? 1 : 2; }
 
 std::vector<double> Numbers(const nlohmann::json& array) {
   std::vector<double> out;
@@ -34,15 +32,7 @@ void AddLaunches(nlohmann::json& into, const nlohmann::json& more, const std::st
       medians.insert(medians.end(), theirs.begin(), theirs.end());
       samples.insert(samples.end(), their_samples.begin(), their_samples.end());
       metric["repetition_medians"] = medians;
-      metric["samples"] = samples;
-      if (!samples.empty()) {
-        const Summary s = Summarize(samples);
-        metric["median"] = s.median;
-        metric["p10"] = s.p10;
-        metric["p90"] = s.p90;
-        metric["min"] = s.min;
-        metric["max"] = s.max;
-      }
+      SetMetricSamples(metric, samples);
     }
   }
   auto& checks = into["checks"];
@@ -54,7 +44,7 @@ void AddLaunches(nlohmann::json& into, const nlohmann::json& more, const std::st
       }
     }
   }
-  if (Severity(more.value("status", "ok")) > Severity(into.value("status", "ok"))) {
+  if (StatusSeverity(more.value("status", "ok")) > StatusSeverity(into.value("status", "ok"))) {
     into["status"] = more["status"];
     into["message"] = more.value("message", "");
   }

@@ -6,9 +6,19 @@
 #include "reporters/statistics.h"
 
 namespace shardbench {
-namespace {
-int Severity(const std::string& status) { return status == "ok" ? 0 : status == "failed" ? 1 : 2; }
-}  // namespace
+
+int StatusSeverity(const std::string& status) { return status == "ok" ? 0 : status == "failed" ? 1 : 2; }
+
+void SetMetricSamples(nlohmann::json& metric, const std::vector<double>& samples) {
+  metric["samples"] = samples;
+  if (samples.empty()) return;
+  const Summary s = Summarize(samples);
+  metric["median"] = s.median;
+  metric["p10"] = s.p10;
+  metric["p90"] = s.p90;
+  metric["min"] = s.min;
+  metric["max"] = s.max;
+}
 
 nlohmann::json MergeRepetitions(const std::vector<nlohmann::json>& reps) {
   if (reps.empty()) throw std::invalid_argument("no repetitions to merge");
@@ -24,16 +34,8 @@ nlohmann::json MergeRepetitions(const std::vector<nlohmann::json>& reps) {
       for (const auto& x : rm["samples"]) samples.push_back(x.get<double>());
       if (!rm["median"].is_null()) medians.push_back(rm["median"].get<double>());
     }
-    metric["samples"] = samples;
+    SetMetricSamples(metric, samples);
     metric["repetition_medians"] = medians;
-    if (!samples.empty()) {
-      const Summary s = Summarize(samples);
-      metric["median"] = s.median;
-      metric["p10"] = s.p10;
-      metric["p90"] = s.p90;
-      metric["min"] = s.min;
-      metric["max"] = s.max;
-    }
   }
   // Checks: a check fails if it failed in any repetition (its detail from the first failure).
   for (size_t c = 0; c < merged["checks"].size(); ++c) {
@@ -46,7 +48,7 @@ nlohmann::json MergeRepetitions(const std::vector<nlohmann::json>& reps) {
     }
   }
   for (const auto& rep : reps) {
-    if (Severity(rep["status"]) > Severity(merged["status"])) {
+    if (StatusSeverity(rep["status"]) > StatusSeverity(merged["status"])) {
       merged["status"] = rep["status"];
       merged["message"] = rep["message"];
     }

@@ -12,4 +12,9 @@ namespace shardbench {
 
 nlohmann::json MergeRepetitions(const std::vector<nlohmann::json>& repetitions);
 
+// A metric's step samples and their summary (median, p10, p90, min, max), set together.
+void SetMetricSamples(nlohmann::json& metric, const std::vector<double>& samples);
+// ok < failed < error: the worse status of merged launches wins.
+int StatusSeverity(const std::string& status);
+
 }  // namespace shardbench

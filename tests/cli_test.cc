@@ -17,20 +17,8 @@
 namespace shardbench {
 namespace {
 
-struct Command {
-  int exit_code;
-  std::string output;  // stdout + stderr
-};
-
-Command Shardbench(const std::string& args) {
-  const std::string cmd = std::string(SHARDBENCH_CLI) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof(buf), pipe)) out.append(buf, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Command = testing::CliRun;
+Command Shardbench(const std::string& args) { return testing::RunShardbench(args); }
 
 nlohmann::json Load(const std::string& path) {
   std::ifstream in(path);

@@ -11,6 +11,7 @@
 #include "reporters/compare.h"
 #include "reporters/compare_reports.h"
 #include "reporters/multiple_testing.h"
+#include "reporters/pooled_runs.h"
 #include "reporters/power.h"
 #include "tests/compare_fixtures.h"
 #include "tests/multi_rank.h"
@@ -203,6 +204,29 @@ TEST(AdaptiveRepetitions, StopEarlyOnAQuietMetricRunToMaxOnANoisyOne) {
   EXPECT_EQ(ParseAutoRepetitions("auto:7"), 7);
   EXPECT_EQ(ParseAutoRepetitions("7"), std::nullopt);
   EXPECT_NE(testing::InputErrorOf([] { ParseAutoRepetitions("auto:1"); }).find("--repetitions auto:1"), std::string::npos);
+}
+
+// Runs of the same target pooled: launches add up, a check failed anywhere is failed.
+TEST(PooledRuns, LaunchesAddUpAndFailuresCarryOver) {
+  auto one_launch = [](double v) {
+    nlohmann::json m = Sampled("tokens_per_s", "higher", {v});
+    m.erase("repetition_medians");  // a single launch has only its median
+    return m;
+  };
+  ResultSet a = Set({Result("x", {Sampled("tokens_per_s", "higher", {10, 11}), Exact("grad_bytes", {8})})});
+  ResultSet b = Set({Result("x", {one_launch(12), Exact("grad_bytes", {8})}, {{{"name", "learning"}, {"passed", false}, {"detail", "flat"}}})});
+  a.instances[0].result["checks"] = {{{"name", "learning"}, {"passed", true}, {"detail", "ok"}}};
+  a.instances[0].result["repetitions"] = 2;
+  b.source = "night-2";
+  const ResultSet pooled = PoolResultSets({a, b});
+  ASSERT_EQ(pooled.instances.size(), 1u);
+  const auto& r = pooled.instances[0].result;
+  EXPECT_EQ(r["metrics"][0]["repetition_medians"], nlohmann::json({10, 11, 12}));
+  EXPECT_EQ(r["metrics"][0]["median"], 11);
+  EXPECT_EQ(r["repetitions"], 3);
+  EXPECT_FALSE(r["checks"][0]["passed"].get<bool>());
+  EXPECT_EQ(r["checks"][0]["detail"], "night-2: flat");
+  EXPECT_EQ(r["metrics"][1]["median"], 8);  // exact metrics from the first run
 }
 
 TEST(GatePolicy, BadPowerFieldsNameFileLineAndField) {
