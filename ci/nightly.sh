@@ -7,7 +7,7 @@
 # 2 bad input, 3 infrastructure.
 #
 #   ci/nightly.sh [--suite NAME|FILE] [--history DIR] [--baseline DIR] [--policy FILE]
-#                 [--reports DIR] [--repetitions N|auto[:MAX]] [--target-mde X] [-- key=value overrides]
+#                 [--reports DIR] [--repetitions N (10)|auto[:MAX]] [--target-mde X] [-- key=value overrides]
 #
 # --repetitions auto:MAX --target-mde 0.10 adds launches of each instance until the policy's
 # gated metrics are pinned to 10% (or MAX launches), instead of a fixed count.
@@ -18,7 +18,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SHARDBENCH_BIN:-$root/build/shardbench}
-suite=nightly history=${SHARDBENCH_HISTORY:-$root/history} baseline="" reports=reports repetitions=5 target_mde=""
+suite=nightly history=${SHARDBENCH_HISTORY:-$root/history} baseline="" reports=reports repetitions=10 target_mde=""
 policy=$root/ci/nightly-policy.yaml
 overrides=()
 while [ $# -gt 0 ]; do

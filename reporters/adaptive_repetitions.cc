@@ -19,6 +19,17 @@ std::string Percent(double v) {
   return buf;
 }
 
+// Stopping as soon as the estimated spread allows would stop on a lucky run of alike launches
+// (the estimate from 6 launches is often half the truth): the decision uses the spread's upper
+// 80% confidence bound instead, s * sqrt((n - 1) / chi2[0.2, n - 1]), the chi-square quantile
+// from the Wilson-Hilferty approximation.
+double SpreadUpperBound(double spread, size_t n) {
+  if (n < 2) return spread;
+  const double k = static_cast<double>(n - 1);
+  const double c = 1 - 2 / (9 * k) + NormalQuantile(0.2) * std::sqrt(2 / (9 * k));
+  return spread * std::sqrt(k / (k * c * c * c));
+}
+
 bool GatedSampled(const nlohmann::json& metric, const GatePolicy& policy) {
   return metric.value("kind", "") == "sampled" && policy.rule_for(metric.value("name", ""), "sampled").gate;
 }
@@ -70,7 +81,7 @@ PinStatus PinnedSoFar(const std::vector<nlohmann::json>& launches, const Adaptiv
     double mde = std::numeric_limits<double>::infinity();
     if (static_cast<int>(samples.size()) >= rule.min_samples) {
       const double alpha = LoneEffectAlpha(TestLevel(rule), plan.family_size, plan.policy.correction);
-      mde = MinimumDetectableEffect(PooledLogSpread(samples, {}), samples.size(), samples.size(),
+      mde = MinimumDetectableEffect(SpreadUpperBound(PooledLogSpread(samples, {}), samples.size()), samples.size(), samples.size(),
                                     {rule.test, alpha, rule.min_effect, 0.8});
     }
     out.mde[name] = mde;

@@ -5,7 +5,9 @@
 // (add repetitions until confident), judged by our own power equation.
 //
 // The MDE is predicted for a comparison with a base of the same spread and as many launches,
-// at the level the policy's correction would use for a family of `family_size` gated metrics.
+// at the level the policy's correction would use for a family of `family_size` gated metrics,
+// from a pessimistic spread (its upper 80% confidence bound), so that a lucky run of alike
+// launches does not stop the launches early.
 #pragma once
 
 #include <cstddef>

@@ -242,6 +242,15 @@ void DecideSampled(MetricComparison& c, const MetricRule& rule, double p, double
                 (c.samples_for_max_mde ? "about " + std::to_string(*c.samples_for_max_mde) + " " + rule.samples +
                                              " a side would reach it at this spread"
                                        : "no number of " + rule.samples + " up to 1000 a side reaches it at this spread");
+  } else if (std::isinf(*c.mde)) {
+    // A test that cannot reach its level whatever the change (the exact Mann-Whitney test at
+    // alpha / k for a family of k) judged nothing: never green, max_mde or not.
+    c.verdict = Verdict::kUnderpowered;
+    c.samples_for_max_mde = SamplesForMde(c.log_spread, std::numeric_limits<double>::max(), {rule.test, mde_alpha, rule.min_effect, 0.8});
+    c.detail += "; at level " + Fixed(mde_alpha, 6) + " no outcome of " + std::to_string(c.base_samples) + " vs " +
+                std::to_string(c.current_samples) + " " + rule.samples + " is significant: " +
+                (c.samples_for_max_mde ? "at least " + std::to_string(*c.samples_for_max_mde) + " a side are needed to judge it"
+                                       : "no number up to 1000 a side would judge it");
   }
 }
 

@@ -14,7 +14,8 @@
 //   UNJUDGED      a gated sampled metric had too few samples (policy insufficient_data: warn
 //                 reports it instead);
 //   UNDERPOWERED  a gated "no change" whose minimum detectable effect is wider than the
-//                 policy's max_mde: the gate could not have caught what it is asked to;
+//                 policy's max_mde, or infinite (no outcome of so few samples is significant
+//                 at the corrected level): the gate could not have caught what it is asked to;
 //   GREEN         everything gated was judged, nothing regressed.
 #pragma once
 
@@ -42,7 +43,7 @@ struct MetricComparison {
   std::optional<double> ci_low, ci_high;         // bootstrap interval of the ratio
   double log_spread = 0;                         // pooled spread of log(samples) (reporters/power.h)
   std::optional<double> mde;                     // minimum detectable effect, relative (may be +inf)
-  std::optional<size_t> samples_for_max_mde;     // underpowered: samples per side that would reach max_mde
+  std::optional<size_t> samples_for_max_mde;     // underpowered: samples per side that would reach max_mde (or judge at all)
   std::string detail;   // how it was judged, in words
   bool gated = true;    // its regression makes the comparison red
   bool warn_only = false;  // unjudged, but the policy says insufficient_data: warn

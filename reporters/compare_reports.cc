@@ -55,7 +55,11 @@ std::string VerdictText(const MetricComparison& m) {
   return v;
 }
 
-bool Interesting(const MetricComparison& m) { return m.verdict != Verdict::kNoChange; }
+// What a reader must see: every verdict but "no change", except metrics the policy does not
+// gate that could not be judged (init times of one launch): those are folded with the rest.
+bool Interesting(const MetricComparison& m) {
+  return m.verdict != Verdict::kNoChange && !(m.verdict == Verdict::kUnjudged && !m.gated);
+}
 
 // Exact metrics show their exact difference ("+2,048 bytes (+0.8%)"), sampled ones the ratio.
 std::string DeltaText(const MetricComparison& m) {

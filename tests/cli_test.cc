@@ -64,16 +64,19 @@ TEST(Cli, AdaptiveRepetitionsStopWhenPinnedOrAtMaxAndSayWhich) {
   EXPECT_EQ(entry["repetitions"], 2);
   EXPECT_EQ(entry["adaptive"]["stopped"], "max");
   EXPECT_TRUE(entry["adaptive"]["mde"]["tokens_per_s"].is_null());  // not judgeable yet
-  // A policy judging from 2 launches (bootstrap) and a loose target: pinned after 2 of at most 4.
+  // A policy judging from 2 launches (bootstrap) that gates only a metric with no spread at one
+  // rank (straggler_ratio is exactly 1): pinned after 2 of at most 4.
   const std::string policy = testing::MakeTempDir("cli_auto_policy") + "/p.yaml";
-  std::ofstream(policy) << "defaults: {sampled: {test: bootstrap, min_samples: 2, min_effect: 0}}\n";
+  std::ofstream(policy) << "defaults: {sampled: {test: bootstrap, min_samples: 2, min_effect: 0}}\n"
+                        << "metrics: {\"*\": {gate: false}, straggler_ratio: {gate: true}}\n";
   const std::string pinned = testing::MakeTempDir("cli_auto_pinned");
-  c = Shardbench("run " + smoke + " --quiet --out " + pinned + " --repetitions auto:4 --target-mde 9 --policy " + policy + args);
+  c = Shardbench("run " + smoke + " --quiet --out " + pinned + " --repetitions auto:4 --target-mde 0.01 --policy " + policy + args);
   ASSERT_EQ(c.exit_code, 0) << c.output;
   entry = Load(pinned + "/index.json")["instances"][0];
   EXPECT_EQ(entry["repetitions"], 2) << entry.dump();
   EXPECT_EQ(entry["adaptive"]["stopped"], "pinned");
-  EXPECT_LE(entry["adaptive"]["mde"]["tokens_per_s"].get<double>(), 9.0);
+  EXPECT_EQ(entry["adaptive"]["mde"]["straggler_ratio"].get<double>(), 0.0);
+  EXPECT_FALSE(entry["adaptive"]["mde"].contains("tokens_per_s"));  // not gated: not waited for
   // Bad input names the flag.
   EXPECT_EQ(Shardbench("run " + smoke + " --repetitions auto:x --target-mde 0.1").exit_code, 2);
   c = Shardbench("run " + smoke + " --repetitions auto");

@@ -206,6 +206,25 @@ TEST(AdaptiveRepetitions, StopEarlyOnAQuietMetricRunToMaxOnANoisyOne) {
   EXPECT_NE(testing::InputErrorOf([] { ParseAutoRepetitions("auto:1"); }).find("--repetitions auto:1"), std::string::npos);
 }
 
+// A test that no outcome could make significant judged nothing: UNDERPOWERED even without
+// max_mde. 5 vs 5 launches reach 0.05 alone (smallest p 2/252), not 0.05/60 in a family of 60.
+TEST(GateColour, AGateThatCouldNotCatchAnythingIsNeverGreen) {
+  std::vector<nlohmann::json> base_metrics, current_metrics;
+  for (int i = 0; i < 60; ++i) {
+    base_metrics.push_back(Sampled("m" + std::to_string(i), "lower", Samples(100, 0.05, 5, 10 + i)));
+    current_metrics.push_back(Sampled("m" + std::to_string(i), "lower", Samples(100, 0.05, 5, 500 + i)));
+  }
+  const auto family = Compare(Set({Result("a", base_metrics)}), Set({Result("a", current_metrics)}), DefaultGatePolicy(), "2026-12-02");
+  EXPECT_EQ(family.colour(), "UNDERPOWERED") << SummaryLine(family);
+  EXPECT_EQ(family.underpowered(), 60);
+  ASSERT_TRUE(family.metrics[0].samples_for_max_mde);
+  EXPECT_EQ(*family.metrics[0].samples_for_max_mde, 7u);  // 2 / C(14, 7) = 5.8e-4 < 0.05 / 60 = 8.3e-4
+  EXPECT_NE(family.metrics[0].detail.find("at least 7 a side are needed to judge it"), std::string::npos) << family.metrics[0].detail;
+  // The same five launches judge one metric on its own.
+  const auto alone = Compare(Set({Result("a", {base_metrics[0]})}), Set({Result("a", {current_metrics[0]})}), DefaultGatePolicy(), "2026-12-02");
+  EXPECT_EQ(alone.colour(), "GREEN") << SummaryLine(alone);
+}
+
 // Runs of the same target pooled: launches add up, a check failed anywhere is failed.
 TEST(PooledRuns, LaunchesAddUpAndFailuresCarryOver) {
   auto one_launch = [](double v) {
