@@ -48,31 +48,11 @@ def results_of(run_dir):
     return index, out
 
 
-def pooled(launch_dirs, where):
-    """One run directory whose sampled metrics carry one median per launch (what `merge` does)."""
-    os.makedirs(where, exist_ok=True)
-    first_index, first = results_of(launch_dirs[0])
-    others = [results_of(d)[1] for d in launch_dirs[1:]]
-    index = {"schema_version": 1, "target": "pool", "instances": []}
-    for k, e in enumerate(first_index["instances"]):
-        entry = dict(e)
-        if e["name"] in first:
-            r = json.loads(json.dumps(first[e["name"]]))
-            for m in r["metrics"]:
-                if m["kind"] != "sampled":
-                    continue
-                meds = []
-                for res in [first] + others:
-                    x = next((x for x in res.get(e["name"], {}).get("metrics", []) if x["name"] == m["name"]), None)
-                    if x is not None and x.get("median") is not None:
-                        meds.append(x["median"])
-                m["repetition_medians"] = meds
-                m["median"] = statistics.median(meds) if meds else None
-            file = f"i{k}.json"
-            json.dump(r, open(os.path.join(where, file), "w"))
-            entry["file"] = file
-        index["instances"].append(entry)
-    json.dump(index, open(os.path.join(where, "index.json"), "w"))
+def pooled(bin_, launch_dirs, where):
+    """The launches pooled into one run directory by `shardbench merge` (one median per launch)."""
+    p = run([bin_, "merge", *launch_dirs, "--out", where])
+    if p.returncode != 0:
+        sys.exit("merge failed: " + p.stderr)
     return where
 
 
@@ -82,7 +62,7 @@ def compare(bin_, base_dirs, cur_dirs, policy):
     The tokens_per_s verdict is what is measured: a failed check (a learning check on a short
     run) would make the colour RED whatever the timings did."""
     with tempfile.TemporaryDirectory() as t:
-        return judge(bin_, pooled(base_dirs, os.path.join(t, "b")), pooled(cur_dirs, os.path.join(t, "c")), policy)
+        return judge(bin_, pooled(bin_, base_dirs, os.path.join(t, "b")), pooled(bin_, cur_dirs, os.path.join(t, "c")), policy)
 
 
 def judge(bin_, b, c, policy):

@@ -8,6 +8,7 @@
 #include "reporters/compare.h"
 #include "reporters/compare_reports.h"
 #include "reporters/dashboard.h"
+#include "reporters/gate_policy.h"
 #include "reporters/engine_pairs.h"
 #include "reporters/history.h"
 
@@ -53,12 +54,7 @@ int CompareCommand(const CompareArgs& args) {
   const ResultSet base = LoadResultSet(args.base);
   const ResultSet current = LoadResultSet(args.current);
   GatePolicy policy = args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy);
-  if (args.max_mde) {
-    if (!(*args.max_mde > 0 && *args.max_mde <= 10)) {
-      throw InputError("--max-mde: expected a relative change in (0, 10] (0.05 = 5%), got " + std::to_string(*args.max_mde));
-    }
-    policy.sampled_defaults.max_mde = args.max_mde;
-  }
+  if (args.max_mde) policy.sampled_defaults.max_mde = CheckRelativeChange(*args.max_mde, "--max-mde");
   std::optional<History> history;
   if (!args.history.empty()) history = BuildHistory(LoadHistory(args.history), "*", "*");
   const Comparison c = Compare(base, current, policy, args.today.empty() ? TodayUtc() : args.today);

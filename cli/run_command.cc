@@ -14,6 +14,7 @@
 #include "engine/common/error.h"
 #include "reporters/adaptive_repetitions.h"
 #include "reporters/dashboard.h"
+#include "reporters/gate_policy.h"
 #include "reporters/provenance.h"
 #include "reporters/repetitions.h"
 #include "reporters/result_set.h"
@@ -173,10 +174,7 @@ int RunCommand(const RunArgs& args, const std::string& self_exe) {
   std::optional<AdaptiveRepetitions> adaptive;
   if (args.auto_max) {
     if (!args.target_mde) throw InputError("--repetitions auto needs --target-mde X (0.10 = catch a 10% change)");
-    if (!(*args.target_mde > 0 && *args.target_mde <= 10)) {
-      throw InputError("--target-mde: expected a relative change in (0, 10] (0.10 = 10%), got " + std::to_string(*args.target_mde));
-    }
-    adaptive = AdaptiveRepetitions{*args.target_mde, *args.auto_max,
+    adaptive = AdaptiveRepetitions{CheckRelativeChange(*args.target_mde, "--target-mde"), *args.auto_max,
                                    args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy)};
   }
   const std::string out_dir = args.out_dir.empty() ? "results/" + SafeName(title) + "-" + Timestamp() : args.out_dir;

@@ -1,10 +1,10 @@
 #include "reporters/compare_reports.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
-#include <vector>
 #include <sstream>
+#include <vector>
 
 #include "reporters/format.h"
 
@@ -71,6 +71,11 @@ std::string DeltaText(const MetricComparison& m) {
 
 std::string Plural(int n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
+std::string ColourMark(const Comparison& c) {
+  const std::string colour = c.colour();
+  return colour == "RED" ? "🔴 " : colour == "GREEN" ? "🟢 " : "🟡 ";
+}
+
 }  // namespace
 
 std::string SummaryLine(const Comparison& c) {
@@ -106,10 +111,6 @@ std::string PowerLine(const Comparison& c) {
   return s.str();
 }
 
-static std::string ColourMark(const Comparison& c) {
-  const std::string colour = c.colour();
-  return colour == "RED" ? "🔴 " : colour == "GREEN" ? "🟢 " : "🟡 ";
-}
 
 std::string ConsoleReport(const Comparison& c) {
   std::ostringstream s;

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <regex>
+#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
@@ -64,9 +65,7 @@ void ApplyRule(const YAML::Node& node, const std::string& path, const std::strin
     } else if (key == "insufficient_data") {
       rule.insufficient_data = ReadChoice(v, at, {"unjudged", "warn"});
     } else if (key == "max_mde") {
-      const double mde = Read<double>(v, at, "a relative change > 0 (0.05 = 5%)");
-      if (!(mde > 0 && mde <= 10)) throw InputError(at + ": expected a relative change in (0, 10] (0.05 = 5%), got " + v.Scalar());
-      rule.max_mde = mde;
+      rule.max_mde = CheckRelativeChange(Read<double>(v, at, "a relative change > 0 (0.05 = 5%)"), at);
     } else if (key == "tolerance") {
       rule.tolerance = ReadFraction(v, at, 0, 10);
     } else if (key == "gate") {
@@ -91,6 +90,15 @@ bool GlobMatch(const std::string& pattern, const std::string& text) {
 }
 
 GatePolicy DefaultGatePolicy() { return GatePolicy{}; }
+
+double CheckRelativeChange(double value, const std::string& where) {
+  if (!(value > 0 && value <= 10)) {
+    std::ostringstream shown;
+    shown << value;
+    throw InputError(where + ": expected a relative change in (0, 10] (0.05 = 5%), got " + shown.str());
+  }
+  return value;
+}
 
 MetricRule GatePolicy::rule_for(const std::string& metric, const std::string& kind) const {
   MetricRule rule = kind == "exact" ? exact_defaults : sampled_defaults;

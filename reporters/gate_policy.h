@@ -76,4 +76,8 @@ GatePolicy DefaultGatePolicy();
 
 bool GlobMatch(const std::string& pattern, const std::string& text);
 
+// A relative change given by a user (max_mde, --max-mde, --target-mde): InputError naming
+// `where` unless it is in (0, 10] (0.05 = 5%).
+double CheckRelativeChange(double value, const std::string& where);
+
 }  // namespace shardbench

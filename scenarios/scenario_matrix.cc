@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "engine/common/error.h"
+#include "engine/common/yaml_location.h"
 #include "scenarios/scenario_fields.h"
 #include "scenarios/scenario_parser.h"
 
@@ -16,10 +17,6 @@ struct Axis {
   std::vector<YAML::Node> values;
 };
 
-std::string Line(const std::string& path, const YAML::Node& n) {
-  return n.Mark().line < 0 ? path : path + ":" + std::to_string(n.Mark().line + 1);
-}
-
 std::string Leaf(const std::string& key) {
   const auto dot = key.rfind('.');
   return dot == std::string::npos ? key : key.substr(dot + 1);
@@ -28,17 +25,17 @@ std::string Leaf(const std::string& key) {
 std::string ScalarText(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : YAML::Dump(n); }
 
 std::vector<Axis> ReadAxes(const YAML::Node& matrix, const std::string& path) {
-  if (!matrix.IsMap()) throw InputError(Line(path, matrix) + ": 'matrix' must map scenario keys to lists of values");
+  if (!matrix.IsMap()) throw InputError(YamlLocation(path, matrix) + ": 'matrix' must map scenario keys to lists of values");
   std::vector<Axis> axes;
   for (const auto& kv : matrix) {
     const std::string key = kv.first.as<std::string>();
     if (!FindScenarioField(key)) {
-      throw InputError(Line(path, kv.first) + ": matrix axis '" + key + "' is not a scenario key (did you mean '" +
+      throw InputError(YamlLocation(path, kv.first) + ": matrix axis '" + key + "' is not a scenario key (did you mean '" +
                        NearestScenarioKey(key) + "'?)");
     }
-    if (key == "name") throw InputError(Line(path, kv.first) + ": 'name' cannot be a matrix axis");
+    if (key == "name") throw InputError(YamlLocation(path, kv.first) + ": 'name' cannot be a matrix axis");
     if (!kv.second.IsSequence() || kv.second.size() == 0) {
-      throw InputError(Line(path, kv.second) + ": matrix axis '" + key + "' must be a non-empty list of values");
+      throw InputError(YamlLocation(path, kv.second) + ": matrix axis '" + key + "' must be a non-empty list of values");
     }
     Axis axis{key, {}};
     for (const auto& v : kv.second) axis.values.push_back(v);
@@ -63,14 +60,14 @@ bool Excluded(const YAML::Node& exclude, const std::vector<Axis>& axes, const st
 }
 
 void CheckExclude(const YAML::Node& exclude, const std::vector<Axis>& axes, const std::string& path) {
-  if (!exclude.IsSequence()) throw InputError(Line(path, exclude) + ": 'exclude' must be a list of {axis: value} maps");
+  if (!exclude.IsSequence()) throw InputError(YamlLocation(path, exclude) + ": 'exclude' must be a list of {axis: value} maps");
   for (const auto& entry : exclude) {
-    if (!entry.IsMap() || entry.size() == 0) throw InputError(Line(path, entry) + ": each 'exclude' entry must map axes to values");
+    if (!entry.IsMap() || entry.size() == 0) throw InputError(YamlLocation(path, entry) + ": each 'exclude' entry must map axes to values");
     for (const auto& kv : entry) {
       const std::string key = kv.first.as<std::string>();
       bool known = false;
       for (const auto& a : axes) known |= a.key == key;
-      if (!known) throw InputError(Line(path, kv.first) + ": exclude names '" + key + "', which is not a matrix axis");
+      if (!known) throw InputError(YamlLocation(path, kv.first) + ": exclude names '" + key + "', which is not a matrix axis");
     }
   }
 }
@@ -81,7 +78,7 @@ std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::
   YAML::Node root = LoadYamlFile(path);
   if (!root.IsMap()) throw InputError(path + ": expected a mapping of scenario keys at the top level");
   YAML::Node matrix = root["matrix"], exclude = root["exclude"];
-  if (!matrix && exclude) throw InputError(Line(path, exclude) + ": 'exclude' without a 'matrix'");
+  if (!matrix && exclude) throw InputError(YamlLocation(path, exclude) + ": 'exclude' without a 'matrix'");
   YAML::Node base = YAML::Clone(root);
   base.remove("matrix");
   base.remove("exclude");

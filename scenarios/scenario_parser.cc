@@ -8,17 +8,12 @@
 
 #include "engine/common/error.h"
 #include "engine/comm/create_communicator.h"
+#include "engine/common/yaml_location.h"
 #include "scenarios/peer_scenario.h"
 #include "scenarios/scenario_fields.h"
 
 namespace shardbench {
 namespace {
-
-std::string Where(const std::string& source, const YAML::Node& n) {
-  const auto mark = n.Mark();
-  if (mark.line < 0) return source;
-  return source + ":" + std::to_string(mark.line + 1);
-}
 
 bool IsSection(const std::string& path) {
   for (const auto& f : ScenarioFields()) {
@@ -39,7 +34,7 @@ void Walk(Scenario& s, const YAML::Node& map, const std::string& prefix, const s
   for (const auto& kv : map) {
     const std::string key = kv.first.as<std::string>();
     const std::string path = prefix.empty() ? key : prefix + "." + key;
-    const std::string where = Where(source, kv.first);
+    const std::string where = YamlLocation(source, kv.first);
     if (const ScenarioField* field = FindScenarioField(path)) {
       SetField(s, *field, kv.second, where);
     } else if (IsSection(path)) {

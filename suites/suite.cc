@@ -6,16 +6,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include "engine/common/error.h"
+#include "engine/common/yaml_location.h"
 #include "scenarios/scenario_matrix.h"
 #include "scenarios/scenario_parser.h"
 
 namespace shardbench {
 namespace fs = std::filesystem;
 namespace {
-
-std::string Line(const std::string& path, const YAML::Node& n) {
-  return n.Mark().line < 0 ? path : path + ":" + std::to_string(n.Mark().line + 1);
-}
 
 bool IsSuiteFile(const std::string& path) {
   try {
@@ -42,17 +39,17 @@ Suite LoadSuiteFile(const std::string& path) {
     const std::string key = kv.first.as<std::string>();
     if (key == "name") suite.name = kv.second.as<std::string>();
     else if (key == "description") suite.description = kv.second.as<std::string>();
-    else if (key != "runs") throw InputError(Line(path, kv.first) + ": unknown suite key '" + key + "' (expected name, description, runs)");
+    else if (key != "runs") throw InputError(YamlLocation(path, kv.first) + ": unknown suite key '" + key + "' (expected name, description, runs)");
   }
   if (!root["runs"].IsSequence() || root["runs"].size() == 0) {
-    throw InputError(Line(path, root["runs"]) + ": 'runs' must be a non-empty list");
+    throw InputError(YamlLocation(path, root["runs"]) + ": 'runs' must be a non-empty list");
   }
   for (const auto& entry : root["runs"]) {
-    if (!entry.IsMap() || !entry["scenario"]) throw InputError(Line(path, entry) + ": each run needs 'scenario: FILE'");
+    if (!entry.IsMap() || !entry["scenario"]) throw InputError(YamlLocation(path, entry) + ": each run needs 'scenario: FILE'");
     SuiteRun run;
     for (const auto& kv : entry) {
       const std::string key = kv.first.as<std::string>();
-      const std::string where = Line(path, kv.first);
+      const std::string where = YamlLocation(path, kv.first);
       try {
         if (key == "scenario") {
           run.scenario_file = (fs::path(path).parent_path() / kv.second.as<std::string>()).lexically_normal().string();
@@ -78,7 +75,7 @@ Suite LoadSuiteFile(const std::string& path) {
       }
     }
     if (!fs::is_regular_file(run.scenario_file)) {
-      throw InputError(Line(path, entry["scenario"]) + ": scenario file " + run.scenario_file + " does not exist");
+      throw InputError(YamlLocation(path, entry["scenario"]) + ": scenario file " + run.scenario_file + " does not exist");
     }
     suite.runs.push_back(run);
   }
