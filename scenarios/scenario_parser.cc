@@ -181,10 +181,4 @@ YAML::Node ScenarioToYaml(const Scenario& s) {
   return root;
 }
 
-std::vector<std::string> ScenarioKeys() {
-  std::vector<std::string> keys;
-  for (const auto& f : ScenarioFields()) keys.push_back(f.key);
-  return keys;
-}
-
 }  // namespace shardbench

@@ -22,8 +22,6 @@ Scenario ParseScenario(const YAML::Node& root, const std::string& source,
 void ApplyOverride(Scenario& s, const std::string& key_equals_value);
 // The fully resolved scenario, every field, as YAML (what `shardbench show` prints).
 YAML::Node ScenarioToYaml(const Scenario& s);
-// Every valid dotted key.
-std::vector<std::string> ScenarioKeys();
 // Cross-field checks (world size vs backend, lora, model); InputError naming `source`.
 void ValidateScenario(const Scenario& s);
 

@@ -1,6 +1,5 @@
-// The engine a scenario asks for, set up on an already built model: the unsharded reference
-// (data parallel), the flat-parameter engine (FSDP1) or the per-parameter engine (FSDP2), with
-// its optimizer built before or after wrapping. The runner talks to every engine through this one shape.
+// The engine a scenario asks for (engine/shard/sharded_model.h), set up on an already built
+// model with activation checkpointing and its optimizer built before or after wrapping.
 #pragma once
 
 #include <functional>
@@ -14,9 +13,7 @@
 #include "engine/comm/communicator.h"
 #include "engine/model/llama.h"
 #include "engine/optim/adamw.h"
-#include "engine/shard/flat_sharded_model.h"
-#include "engine/shard/per_param_sharded_model.h"
-#include "engine/train/data_parallel.h"
+#include "engine/shard/sharded_model.h"
 #include "engine/train/trainer.h"
 #include "scenarios/scenario.h"
 
@@ -46,7 +43,7 @@ class EngineUnderTest {
                   const model::Materialization& materialize = {});
 
   optim::AdamW& optimizer() { return *optimizer_; }
-  train::GradientSync* sync();
+  train::GradientSync* sync() { return engine_.get(); }
   // Collective for sharded engines: every full parameter's fingerprint, by name, in order.
   std::vector<std::pair<std::string, Fingerprint>> fingerprints();
   // Which original parameters are trainable (by name), fixed at setup.
@@ -57,12 +54,8 @@ class EngineUnderTest {
   checkpoint::StateDictTarget state_dict_target();
 
  private:
-  model::LlamaForCausalLM& model_;
   comm::Communicator* comm_;
-  std::string engine_name_;
-  std::unique_ptr<shard::FlatShardedModel> flat_;
-  std::unique_ptr<shard::PerParamShardedModel> per_param_;
-  std::unique_ptr<train::AllReduceGradients> all_reduce_;
+  std::unique_ptr<shard::ShardedModel> engine_;
   std::unique_ptr<optim::AdamW> optimizer_;
   std::vector<std::pair<std::string, bool>> trainable_;
 };

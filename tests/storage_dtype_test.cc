@@ -130,7 +130,7 @@ TEST(StorageDtype, MemoryModelMatchesTheEnginesBytesByStoredDtype) {
     LayoutOnly comm(rank, world);
     auto pm = StoredModel({"bf16", "trainable"});
     shard::PerParamShardedModel per_param(*pm, &comm, {shard::ParseWrapPolicy("transformer_block", 20000), true});
-    const shard::ShardBytes pb = per_param.bytes();
+    const shard::HeldBytes pb = per_param.held_bytes();
     int64_t frozen_padded = 0;
     for (const auto& u : per_param.units()) {
       for (const auto& p : u->params()) {
@@ -138,18 +138,18 @@ TEST(StorageDtype, MemoryModelMatchesTheEnginesBytesByStoredDtype) {
       }
     }
     EXPECT_EQ(Predict("per_param", "transformer_block", world, rank).params_sharded, pb.params_sharded);
-    EXPECT_EQ(pb.params_sharded_by_dtype.at(at::kBFloat16), frozen_padded);
-    EXPECT_EQ(pb.params_sharded_by_dtype.at(at::kBFloat16) + pb.params_sharded_by_dtype.at(at::kFloat), pb.params_sharded);
+    EXPECT_EQ(pb.params_by_dtype.at(at::kBFloat16), frozen_padded);
+    EXPECT_EQ(pb.params_by_dtype.at(at::kBFloat16) + pb.params_by_dtype.at(at::kFloat), pb.params_sharded);
 
     auto fm = StoredModel({"bf16", "trainable"});
     shard::FlatShardedModel flat(*fm, &comm, {shard::ParseWrapPolicy("lora_separate", 20000), true, true});
-    const shard::ShardBytes fb = flat.bytes();
+    const shard::HeldBytes fb = flat.held_bytes();
     int64_t frozen_units = 0;
     for (const auto& u : flat.units()) {
       if (!u->requires_grad()) frozen_units += u->sharded_param_bytes();
     }
     EXPECT_EQ(Predict("flat", "lora_separate", world, rank).params_sharded, fb.params_sharded);
-    EXPECT_EQ(fb.params_sharded_by_dtype.at(at::kBFloat16), frozen_units);
+    EXPECT_EQ(fb.params_by_dtype.at(at::kBFloat16), frozen_units);
   }
 }
 

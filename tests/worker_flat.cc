@@ -145,8 +145,8 @@ int FlatGradBytes(const std::string& policy) {
   shard::FlatShardedModel sharded(*m, comm.get(), {Policy(policy), true, true});
   optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, 0.0, true));
   TrainSharded(*m, sharded, opt, comm.get());
-  const shard::ShardBytes b = sharded.bytes();
-  Expect(b.grads_sharded == expected, "[" + policy + "] sharded grad bytes " + std::to_string(b.grads_sharded) +
+  const shard::HeldBytes b = sharded.held_bytes();
+  Expect(b.grads == expected, "[" + policy + "] sharded grad bytes " + std::to_string(b.grads) +
                                           ", expected " + std::to_string(expected));
   Expect(b.params_unsharded == 0, "[" + policy + "] unsharded bytes left after the step: " + std::to_string(b.params_unsharded));
   // One unit's full gradient at a time awaits its reduce-scatter: the largest trainable unit's.
@@ -184,7 +184,7 @@ int FlatUnshardedPeak(const std::string& policy) {
   }
   optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, 0.0, true));
   TrainSharded(*m, sharded, opt, comm.get());
-  const int64_t peak = sharded.bytes().params_unsharded_peak;
+  const int64_t peak = sharded.held_bytes().params_unsharded_peak;
   const int64_t bound = root + 2 * largest_layer + adapters;
   Expect(peak > root, "[" + policy + "] peak " + std::to_string(peak) + " not above the root's " + std::to_string(root));
   Expect(peak <= bound, "[" + policy + "] unsharded peak " + std::to_string(peak) + " bytes exceeds root + 2 layers + adapters = " +

@@ -10,9 +10,7 @@
 #include "engine/model/hf_weights.h"
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/param_groups.h"
-#include "engine/shard/flat_sharded_model.h"
-#include "engine/shard/per_param_sharded_model.h"
-#include "engine/train/data_parallel.h"
+#include "engine/shard/sharded_model.h"
 #include "engine/train/trainer.h"
 #include "tests/worker_checks.h"
 #include "tests/worker_parity.h"
@@ -22,40 +20,26 @@ namespace {
 
 struct Sharded {
   std::unique_ptr<model::LlamaForCausalLM> model;
-  std::unique_ptr<shard::FlatShardedModel> flat;
-  std::unique_ptr<shard::PerParamShardedModel> per_param;
-  std::unique_ptr<train::AllReduceGradients> dp;
+  std::unique_ptr<shard::ShardedModel> engine;
 
-  Sharded(std::unique_ptr<model::LlamaForCausalLM> m, const std::string& engine, comm::Communicator* comm,
+  Sharded(std::unique_ptr<model::LlamaForCausalLM> m, const std::string& engine_name, comm::Communicator* comm,
           model::Materialization materialize)
       : model(std::move(m)) {
-    if (engine == "flat") {
-      flat = std::make_unique<shard::FlatShardedModel>(
-          *model, comm, shard::FlatShardingOptions{Policy("transformer_block"), true, true, {}, materialize});
-    } else if (engine == "per_param") {
-      per_param = std::make_unique<shard::PerParamShardedModel>(
-          *model, comm, shard::PerParamShardingOptions{Policy("transformer_block"), true, {}, materialize});
-    } else {
-      model::MaterializeParameters(*model, materialize);
-      dp = std::make_unique<train::AllReduceGradients>(*model, comm);
-    }
+    shard::EngineOptions o;
+    o.kind = shard::ParseEngineKind(engine_name, "engine");
+    o.policy = Policy("transformer_block");
+    o.materialize = materialize;
+    engine = shard::MakeShardedModel(*model, comm, o);
     model::MaterializeBuffers(*model, at::Device(at::kCPU));
   }
   std::vector<std::pair<std::string, at::Tensor>> full() {
-    if (flat) return flat->gather_full_params();
-    if (per_param) return per_param->gather_full_params();
-    std::vector<std::pair<std::string, at::Tensor>> out;
+    if (engine->kind() != shard::EngineKind::kReference) return engine->gather_full_params();
+    std::vector<std::pair<std::string, at::Tensor>> out;  // copies: the reference's own tensors keep training
     for (auto& p : model->named_parameters()) out.push_back({p.name, p.slot->detach().clone()});
     return out;
   }
-  std::vector<model::NamedTensor> params() {
-    return flat ? flat->named_parameters() : per_param ? per_param->named_parameters() : model->named_parameters();
-  }
-  train::GradientSync& sync() {
-    if (flat) return *flat;
-    if (per_param) return *per_param;
-    return *dp;
-  }
+  std::vector<model::NamedTensor> params() { return engine->named_parameters(); }
+  train::GradientSync& sync() { return *engine; }
 };
 
 void ExpectSame(const std::string& tag, Sharded& a, Sharded& b, comm::Communicator* comm) {

@@ -34,7 +34,7 @@ int PerParamParity(const std::string& policy, bool reshard_after_forward, int64_
     auto losses = TrainSharded(*m, sharded, opt, comm.get(), micro_batches, clip, &min_norm);
     if (clip > 0) Expect(min_norm > clip, label + " clipping was not active on every step");
     auto gathered = sharded.gather_full_params();
-    Expect(sharded.bytes().params_unsharded == 0, label + " parameters left unsharded after the step");
+    Expect(sharded.held_bytes().params_unsharded == 0, label + " parameters left unsharded after the step");
     auto reference = Build(lora);
     auto ref_losses = TrainReference(*reference, world, true, clip);
     CompareWithReference(label, losses, ref_losses, gathered, *reference);
@@ -89,8 +89,8 @@ int PerParamCommBytes(const std::string& policy) {
     if (policy == "transformer_block") {
       // The root stays gathered through forward and backward; otherwise one layer at a time:
       // a layer frees its parameters before the one below gathers for its backward.
-      Expect(sharded.bytes().params_unsharded_peak == root_bytes + largest_unit_bytes,
-             label + " unsharded peak " + std::to_string(sharded.bytes().params_unsharded_peak) + ", expected root " +
+      Expect(sharded.held_bytes().params_unsharded_peak == root_bytes + largest_unit_bytes,
+             label + " unsharded peak " + std::to_string(sharded.held_bytes().params_unsharded_peak) + ", expected root " +
                  std::to_string(root_bytes) + " + one layer " + std::to_string(largest_unit_bytes));
     }
     const auto stats = comm->stats();
@@ -101,7 +101,7 @@ int PerParamCommBytes(const std::string& policy) {
     // The trainer's loss all-reduce is not an all-gather; the all-gathers are the units'.
     Expect(ag.count == 2 * units - 1, label + " all-gathers " + std::to_string(ag.count) + ", expected " + std::to_string(2 * units - 1));
     Expect(ag.bytes == 2 * gather_bytes - root_gather_bytes, label + " all-gather bytes " + std::to_string(ag.bytes) + ", expected " + std::to_string(2 * gather_bytes - root_gather_bytes));
-    Expect(sharded.bytes().grads_sharded == reduce_bytes, label + " gradient bytes " + std::to_string(sharded.bytes().grads_sharded) + ", expected " + std::to_string(reduce_bytes));
+    Expect(sharded.held_bytes().grads == reduce_bytes, label + " gradient bytes " + std::to_string(sharded.held_bytes().grads) + ", expected " + std::to_string(reduce_bytes));
     for (auto& p : sharded.named_parameters()) {
       if (!p.slot->requires_grad()) Expect(!p.slot->grad().defined(), label + " frozen '" + p.name + "' has a gradient");
     }
@@ -130,26 +130,19 @@ int MixedPrecisionCheck(const std::string& engine) {
     auto m = Build(/*lora=*/true);
     shard::MixedPrecision mp;
     if (bf16) mp.param_dtype = at::kBFloat16, mp.reduce_dtype = at::kFloat;
-    std::unique_ptr<shard::FlatShardedModel> flat;
-    std::unique_ptr<shard::PerParamShardedModel> per_param;
-    train::GradientSync* sync = nullptr;
-    std::vector<model::NamedTensor> params;
-    if (engine == "flat") {
-      flat = std::make_unique<shard::FlatShardedModel>(*m, comm.get(), shard::FlatShardingOptions{Policy("transformer_block"), true, true, mp});
-      sync = flat.get();
-      params = flat->named_parameters();
-    } else {
-      per_param = std::make_unique<shard::PerParamShardedModel>(*m, comm.get(), shard::PerParamShardingOptions{Policy("transformer_block"), true, mp});
-      sync = per_param.get();
-      params = per_param->named_parameters();
-    }
-    optim::AdamW opt(optim::MakeParamGroups(params, kLr, kWeightDecay, true));
+    shard::EngineOptions options;
+    options.kind = shard::ParseEngineKind(engine, "engine");
+    options.policy = Policy("transformer_block");
+    options.mixed_precision = mp;
+    const std::unique_ptr<shard::ShardedModel> sharded = shard::MakeShardedModel(*m, comm.get(), options);
+    train::GradientSync* sync = sharded.get();
+    optim::AdamW opt(optim::MakeParamGroups(sharded->named_parameters(), kLr, kWeightDecay, true));
     if (comm) comm->reset_stats();
     Outcome o;
     o.losses = TrainSharded(*m, *sync, opt, comm.get());
     if (comm) o.stats = comm->stats();
-    o.unsharded_peak = flat ? flat->bytes().params_unsharded_peak : per_param->bytes().params_unsharded_peak;
-    for (auto& p : params) {
+    o.unsharded_peak = sharded->held_bytes().params_unsharded_peak;
+    for (auto& p : sharded->named_parameters()) {
       o.master_dtypes.push_back(p.slot->scalar_type());
       if (p.slot->grad().defined()) o.master_dtypes.push_back(p.slot->grad().scalar_type());
     }
@@ -199,32 +192,19 @@ int ActivationCheckpointingCheck(const std::string& engine, bool lora) {
   auto run = [&](bool checkpointing) {
     auto m = Build(lora);
     for (auto& layer : m->model.layers) layer->set_checkpointing(checkpointing);
-    std::unique_ptr<shard::FlatShardedModel> flat;
-    std::unique_ptr<shard::PerParamShardedModel> per_param;
-    std::unique_ptr<train::AllReduceGradients> dp;
-    train::GradientSync* sync = nullptr;
-    std::vector<model::NamedTensor> params;
-    if (engine == "flat") {
-      flat = std::make_unique<shard::FlatShardedModel>(*m, comm.get(), shard::FlatShardingOptions{Policy("transformer_block"), true, true, {}});
-      sync = flat.get();
-      params = flat->named_parameters();
-    } else if (engine == "per_param") {
-      per_param = std::make_unique<shard::PerParamShardedModel>(*m, comm.get(), shard::PerParamShardingOptions{Policy("transformer_block"), true, {}});
-      sync = per_param.get();
-      params = per_param->named_parameters();
-    } else {
-      dp = std::make_unique<train::AllReduceGradients>(*m, comm.get());
-      sync = dp.get();
-      params = m->named_parameters();
-    }
-    optim::AdamW opt(optim::MakeParamGroups(params, kLr, kWeightDecay, true));
+    shard::EngineOptions options;
+    options.kind = shard::ParseEngineKind(engine, "engine");
+    options.policy = Policy("transformer_block");
+    const std::unique_ptr<shard::ShardedModel> sharded = shard::MakeShardedModel(*m, comm.get(), options);
+    train::GradientSync* sync = sharded.get();
+    optim::AdamW opt(optim::MakeParamGroups(sharded->named_parameters(), kLr, kWeightDecay, true));
     memory::ResetPeaks();
     Outcome o;
     o.losses = TrainSharded(*m, *sync, opt, comm.get());
     o.activations_peak = memory::Snapshot().peak_by[size_t(memory::Category::kActivations)];
-    o.params = flat ? flat->gather_full_params() : per_param ? per_param->gather_full_params() : std::vector<std::pair<std::string, at::Tensor>>{};
-    if (!flat && !per_param) {
-      for (auto& p : m->named_parameters()) o.params.push_back({p.name, p.slot->detach().clone()});
+    o.params = sharded->gather_full_params();
+    if (sharded->kind() == shard::EngineKind::kReference) {
+      for (auto& [name, t] : o.params) t = t.clone();  // the model itself is released with this run
     }
     return o;
   };
@@ -309,7 +289,7 @@ int PrefetchCheck(const std::string& engine) {
       out.losses.push_back(trainer.step(data.batch(s, comm->rank() * kBatch, kBatch)).loss);
     }
     out.stats = comm->stats();
-    out.peak = flat ? flat->bytes().params_unsharded_peak : per_param->bytes().params_unsharded_peak;
+    out.peak = flat ? flat->held_bytes().params_unsharded_peak : per_param->held_bytes().params_unsharded_peak;
     return out;
   };
   const Outcome plain = run(false), prefetched = run(true);

@@ -13,7 +13,7 @@
 #include "engine/model/hf_weights.h"
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/param_groups.h"
-#include "engine/train/data_parallel.h"
+#include "engine/shard/sharded_model.h"
 #include "engine/train/trainer.h"
 #include "tests/worker_checks.h"
 
@@ -33,45 +33,34 @@ std::unique_ptr<comm::Communicator> Connect() {
 // FSDP2 with one unit per decoder layer) and its AdamW.
 struct Setup {
   std::unique_ptr<model::LlamaForCausalLM> model;
-  std::unique_ptr<shard::FlatShardedModel> flat;
-  std::unique_ptr<shard::PerParamShardedModel> per_param;
-  std::unique_ptr<train::AllReduceGradients> dp;
+  std::unique_ptr<shard::ShardedModel> engine;
   std::unique_ptr<optim::AdamW> opt;
   checkpoint::StateDictTarget target;
   comm::Communicator* comm = nullptr;
 
-  Setup(const std::string& engine, bool lora, uint64_t seed, comm::Communicator* c, int64_t lora_r = 8) : comm(c) {
+  Setup(const std::string& engine_name, bool lora, uint64_t seed, comm::Communicator* c, int64_t lora_r = 8) : comm(c) {
     model::LoraConfig l;
     l.enabled = lora;
     l.r = lora_r;
     model = model::BuildInitializedLlama(model::NamedLlamaConfig("tiny"), l, seed, at::TensorOptions());
-    std::vector<model::NamedTensor> params;
-    if (engine == "reference") {
-      dp = std::make_unique<train::AllReduceGradients>(*model, comm);
-      params = model->named_parameters();
-    } else if (engine == "flat-orig" || engine == "flat-noorig") {
-      const bool orig = engine == "flat-orig";
-      flat = std::make_unique<shard::FlatShardedModel>(
-          *model, comm,
-          shard::FlatShardingOptions{shard::ParseWrapPolicy(orig ? "transformer_block" : "lora_separate", 20000), orig,
-                                     true});
-      params = flat->named_parameters();
-    } else if (engine == "per-param") {
-      per_param = std::make_unique<shard::PerParamShardedModel>(
-          *model, comm, shard::PerParamShardingOptions{shard::ParseWrapPolicy("transformer_block", 20000), true});
-      params = per_param->named_parameters();
+    shard::EngineOptions o;
+    o.policy = shard::ParseWrapPolicy("transformer_block", 20000);
+    if (engine_name == "reference") {
+      o.kind = shard::EngineKind::kReference;
+    } else if (engine_name == "flat-orig" || engine_name == "flat-noorig") {
+      o.kind = shard::EngineKind::kFlat;
+      o.use_orig_params = engine_name == "flat-orig";
+      if (!o.use_orig_params) o.policy = shard::ParseWrapPolicy("lora_separate", 20000);
+    } else if (engine_name == "per-param") {
+      o.kind = shard::EngineKind::kPerParam;
     } else {
-      throw InputError("engine '" + engine + "': expected reference, flat-orig, flat-noorig or per-param");
+      throw InputError("engine '" + engine_name + "': expected reference, flat-orig, flat-noorig or per-param");
     }
-    opt = std::make_unique<optim::AdamW>(optim::MakeParamGroups(params, 1e-2, 0.01, true));
-    target = {model.get(), flat.get(), per_param.get(), opt.get(), comm,
-              flat ? "flat" : per_param ? "per_param" : "reference"};
+    engine = shard::MakeShardedModel(*model, comm, o);
+    opt = std::make_unique<optim::AdamW>(optim::MakeParamGroups(engine->named_parameters(), 1e-2, 0.01, true));
+    target = {engine.get(), opt.get(), comm};
   }
-  train::GradientSync* sync() {
-    if (flat) return flat.get();
-    if (per_param) return per_param.get();
-    return dp.get();
-  }
+  train::GradientSync* sync() { return engine.get(); }
   // Steps [first, first + n) of the same global batches at any world size; the losses.
   std::vector<double> train(int64_t first, int64_t n) {
     train::Trainer trainer(*model, *opt, comm, sync());
@@ -120,7 +109,7 @@ void ExpectSameState(Setup& s, const std::vector<PieceSnapshot>& want, bool para
 // The files this rank wrote for a LOCAL checkpoint hold no original parameter name: each
 // tensor is stored once, as part of its flat shard (pytorch#102667's duplicate keys).
 void ExpectLocalKeysOnce(Setup& s, const std::string& dir, const std::string& tag) {
-  if (!s.flat) return;
+  if (s.engine->kind() != shard::EngineKind::kFlat) return;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().filename().string().rfind("local-", 0) != 0) continue;
     const auto file = checkpoint::SafetensorsFile::Open(entry.path().string());
@@ -145,14 +134,7 @@ int StateDictRoundtrip(const std::string& kind_name, const std::string& engine, 
   Expect(saved.bytes_total > 0, tag + " bytes written");
   if (kind == checkpoint::StateDictKind::kFull) {
     // A FULL checkpoint is a Hugging Face directory: the HF loader reads exactly the trained weights.
-    std::vector<std::pair<std::string, at::Tensor>> full;
-    if (trained.flat) {
-      full = trained.flat->gather_full_params();
-    } else if (trained.per_param) {
-      full = trained.per_param->gather_full_params();
-    } else {
-      for (auto& p : trained.model->named_parameters()) full.push_back({p.name, p.slot->detach()});
-    }
+    const std::vector<std::pair<std::string, at::Tensor>> full = trained.engine->gather_full_params();
     if (!comm || comm->rank() == 0) {
       auto hf = model::BuildLlamaFromSource(dir, trained.model->lora(), 3, at::TensorOptions());
       const auto loaded = hf->named_parameters();

@@ -10,8 +10,7 @@
 #include "engine/model/param_init.h"
 #include "engine/model/storage_dtype.h"
 #include "engine/optim/param_groups.h"
-#include "engine/shard/flat_sharded_model.h"
-#include "engine/shard/per_param_sharded_model.h"
+#include "engine/shard/sharded_model.h"
 #include "tests/worker_checks.h"
 #include "tests/worker_parity.h"
 
@@ -48,33 +47,28 @@ int FrozenBf16Check(const std::string& engine) {
     padded_bytes += bytes;
     if (!trainable) frozen_padded_bytes += bytes;
   }
-  std::unique_ptr<shard::FlatShardedModel> flat;
-  std::unique_ptr<shard::PerParamShardedModel> per_param;
-  train::GradientSync* sync = nullptr;
-  if (engine == "flat") {
-    flat = std::make_unique<shard::FlatShardedModel>(*m, comm.get(), shard::FlatShardingOptions{Policy("lora_separate"), true, true});
-    sync = flat.get();
-  } else {
-    per_param = std::make_unique<shard::PerParamShardedModel>(*m, comm.get(), shard::PerParamShardingOptions{Policy("transformer_block"), true});
-    sync = per_param.get();
-  }
-  auto gather = [&] { return flat ? flat->gather_full_params() : per_param->gather_full_params(); };
-  const shard::ShardBytes held = flat ? flat->bytes() : per_param->bytes();
+  shard::EngineOptions options;
+  options.kind = shard::ParseEngineKind(engine, "engine");
+  options.policy = Policy(engine == "flat" ? "lora_separate" : "transformer_block");
+  const std::unique_ptr<shard::ShardedModel> sharded = shard::MakeShardedModel(*m, comm.get(), options);
+  train::GradientSync* sync = sharded.get();
+  auto gather = [&] { return sharded->gather_full_params(); };
+  const shard::HeldBytes held = sharded->held_bytes();
   int64_t held_total = 0;
-  for (const auto& [dtype, bytes] : held.params_sharded_by_dtype) {
+  for (const auto& [dtype, bytes] : held.params_by_dtype) {
     Expect(dtype == at::kFloat || dtype == at::kBFloat16, label + " holds " + c10::toString(dtype) + " params");
     held_total += bytes;
   }
   Expect(held_total == held.params_sharded, label + " bytes by dtype do not add up to the sharded bytes");
-  if (per_param) {
-    Expect(held.params_sharded_by_dtype.at(at::kBFloat16) == frozen_padded_bytes,
-           label + " bf16 bytes held " + std::to_string(held.params_sharded_by_dtype.at(at::kBFloat16)) + ", expected " +
+  if (sharded->kind() == shard::EngineKind::kPerParam) {
+    Expect(held.params_by_dtype.at(at::kBFloat16) == frozen_padded_bytes,
+           label + " bf16 bytes held " + std::to_string(held.params_by_dtype.at(at::kBFloat16)) + ", expected " +
                std::to_string(frozen_padded_bytes));
   }
 
   if (comm) comm->reset_stats();
   auto initial = gather();
-  if (per_param && comm) {
+  if (sharded->kind() == shard::EngineKind::kPerParam && comm) {
     const comm::CommStats stats = comm->stats();
     const auto& ag = stats[size_t(comm::Collective::kAllGather)];
     Expect(ag.bytes == ws * padded_bytes, label + " full-parameter all-gather bytes " + std::to_string(ag.bytes) +
@@ -87,7 +81,7 @@ int FrozenBf16Check(const std::string& engine) {
     ExpectEqual(initial[i].second, *ref_params[i].slot, label + " initial '" + initial[i].first + "'");
   }
 
-  const auto params = flat ? flat->named_parameters() : per_param->named_parameters();
+  const auto params = sharded->named_parameters();
   optim::AdamW opt(optim::MakeParamGroups(params, kLr, kWeightDecay, true));
   auto losses = TrainSharded(*m, *sync, opt, comm.get());
   auto ref_losses = TrainReference(*reference, static_cast<int>(ws), true);

@@ -27,7 +27,7 @@ bool IsAdapter(const std::string& name) { return name.find(".lora_") != std::str
 }  // namespace
 
 SaveReport SaveAdapter(const StateDictTarget& target, const std::string& dir) {
-  if (!target.model->lora().enabled)
+  if (!target.model().lora().enabled)
     throw InputError("adapter export: the model has no LoRA adapters (lora.enabled=false)");
   std::vector<ParamPiece> pieces;
   for (auto& p : target.pieces()) {
@@ -55,7 +55,7 @@ SaveReport SaveAdapter(const StateDictTarget& target, const std::string& dir) {
   AgreeOnErrors(target.comm, [&] {
     if (target.rank() == 0) {
       WriteSafetensors(writer.staging_path("adapter_model.safetensors"), tensors, {{"format", "pt"}});
-      WriteFileAtomically(writer.staging_path("adapter_config.json"), PeftAdapterConfig(target.model->lora()).dump(2) + "\n");
+      WriteFileAtomically(writer.staging_path("adapter_config.json"), PeftAdapterConfig(target.model().lora()).dump(2) + "\n");
       files = {"adapter_model.safetensors", "adapter_config.json"};
       for (const auto& f : files)
         r.bytes_this_rank += static_cast<int64_t>(std::filesystem::file_size(writer.staging_path(f)));
@@ -64,7 +64,7 @@ SaveReport SaveAdapter(const StateDictTarget& target, const std::string& dir) {
   Manifest m;
   m.kind = "adapter";
   m.world_size = target.world_size();
-  m.content = {{"engine", target.engine}};
+  m.content = {{"engine", target.engine_name()}};
   r.bytes_total = writer.commit(m, files);
   return r;
 }
@@ -73,7 +73,7 @@ LoadReport LoadAdapter(const StateDictTarget& target, const std::string& dir, Lo
   const Manifest m = OpenVerifiedCheckpoint(dir, "adapter", target.comm);
   LoadReport report;
   AgreeOnErrors(target.comm, [&] {
-    const model::LoraConfig& lora = target.model->lora();
+    const model::LoraConfig& lora = target.model().lora();
     nlohmann::json cfg;
     try {
       std::ifstream in(dir + "/adapter_config.json");

@@ -45,7 +45,7 @@ SaveReport SaveFull(const StateDictTarget& target, const std::string& dir) {
   SaveReport r;
   AgreeOnErrors(target.comm, [&] {
     if (target.rank() == 0) {
-      model::WriteHfLlamaConfig(target.model->config(), writer.staging_path("config.json"));
+      model::WriteHfLlamaConfig(target.model().config(), writer.staging_path("config.json"));
       WriteSafetensors(writer.staging_path("model.safetensors"), params, {{"format", "pt"}});
       files = {"config.json", "model.safetensors"};
       if (target.optimizer) {
@@ -59,7 +59,7 @@ SaveReport SaveFull(const StateDictTarget& target, const std::string& dir) {
   Manifest m;
   m.kind = "full";
   m.world_size = target.world_size();
-  m.content = {{"engine", target.engine},
+  m.content = {{"engine", target.engine_name()},
                {"optimizer", target.optimizer ? OptimizerMeta(*target.optimizer) : nlohmann::json()}};
   r.bytes_total = writer.commit(m, files);
   return r;

@@ -18,73 +18,10 @@
 namespace shardbench::checkpoint {
 namespace {
 
-// What this rank holds, as-is: (key, tensor) for parameters and (key prefix, owner) for the
-// tensors the optimizer holds.
-struct LocalTensors {
-  std::vector<std::pair<std::string, at::Tensor>> params;
-  std::vector<std::pair<std::string, at::Tensor>> owners;
-};
-
-LocalTensors Collect(const StateDictTarget& t) {
-  LocalTensors out;
-  if (t.per_param) {  // row shards under the original names
-    for (const auto& u : t.per_param->units()) {
-      for (auto& p : u->params()) {
-        out.params.push_back({p.name, p.sharded.detach()});
-        if (p.requires_grad) out.owners.push_back({p.name, p.sharded});
-      }
-    }
-    return out;
-  }
-  if (!t.flat) {
-    for (auto& p : t.model->named_parameters()) {
-      out.params.push_back({p.name, p.slot->detach()});
-      if (p.slot->requires_grad()) out.owners.push_back({p.name, *p.slot});
-    }
-    return out;
-  }
-  for (const auto& u : t.flat->units()) {
-    if (u->params().empty()) continue;
-    out.params.push_back({u->flat_param_name(), u->flat_shard().detach()});
-    if (u->options().use_orig_params) {
-      for (const auto& p : u->params()) {
-        if (p.requires_grad) out.owners.push_back({p.name, p.orig});
-      }
-    } else if (u->requires_grad()) {
-      out.owners.push_back({u->flat_param_name(), u->flat_shard()});
-    }
-  }
-  return out;
-}
-
 nlohmann::json Layout(const StateDictTarget& t) {
-  nlohmann::json j = {{"engine", t.engine}, {"world_size", t.world_size()}};
-  if (t.per_param) {
-    nlohmann::json params = nlohmann::json::array();
-    for (const auto& u : t.per_param->units()) {
-      for (const auto& p : u->params()) {
-        params.push_back({{"name", p.name}, {"shape", p.shape}, {"rows_per_rank", p.layout.rows_per_rank},
-                          {"unit", u->path().empty() ? "<root>" : u->path()}});
-      }
-    }
-    j["params"] = params;
-    return j;
-  }
-  if (!t.flat) {
-    nlohmann::json params = nlohmann::json::array();
-    for (auto& p : t.model->named_parameters()) params.push_back({{"name", p.name}, {"shape", p.slot->sizes().vec()}});
-    j["params"] = params;
-    return j;
-  }
-  j["use_orig_params"] = t.flat->units().empty() ? true : t.flat->units().front()->options().use_orig_params;
-  nlohmann::json units = nlohmann::json::array();
-  for (const auto& u : t.flat->units()) {
-    nlohmann::json params = nlohmann::json::array();
-    for (const auto& p : u->params()) params.push_back({{"name", p.name}, {"shape", p.shape}, {"offset", p.offset}});
-    units.push_back(
-        {{"unit", u->path().empty() ? "<root>" : u->path()}, {"shard_numel", u->shard_numel()}, {"params", params}});
-  }
-  j["units"] = units;
+  nlohmann::json j = t.sharded_model->local_layout();
+  j["engine"] = t.engine_name();
+  j["world_size"] = t.world_size();
   return j;
 }
 
@@ -125,7 +62,7 @@ SaveReport SaveLocal(const StateDictTarget& target, const std::string& dir) {
   const std::string file = RankFileName("local", target.rank(), target.world_size());
   SaveReport r;
   AgreeOnErrors(target.comm, [&] {
-    const LocalTensors local = Collect(target);
+    const shard::LocalTensors local = target.sharded_model->local_tensors();
     std::vector<std::pair<std::string, at::Tensor>> tensors = local.params;
     for (const auto& [key, owner] : local.owners) {
       const optim::AdamWState* s = target.optimizer ? target.optimizer->find_state(owner) : nullptr;
@@ -154,7 +91,7 @@ LoadReport LoadLocal(const StateDictTarget& target, const std::string& dir, Load
     if (!diff.empty()) throw InputError("LOCAL checkpoint " + dir + " does not fit this model: " + diff);
     const bool with_state = target.optimizer && m.content.contains("optimizer") && !m.content["optimizer"].is_null();
     const auto file = SafetensorsFile::Open(dir + "/" + RankFileName("local", target.rank(), target.world_size()));
-    const LocalTensors local = Collect(target);
+    const shard::LocalTensors local = target.sharded_model->local_tensors();
     std::vector<std::string> expected, present;
     for (const auto& [key, t] : local.params) expected.push_back(key);
     if (with_state) {

@@ -1,12 +1,6 @@
-// What a rank holds of each original parameter, in one engine-independent shape that every
-// state-dict kind is written from and read into.
-//
-// A piece is elements [begin, begin + numel) of the parameter's row-major flattening. Every
-// engine's local data is such a range: a flat-parameter shard cuts each parameter it overlaps
-// into one contiguous range, a dim-0 (per-parameter) shard is a row range, and an unsharded
-// replica is the whole tensor. Pieces of one parameter across ranks are in rank order and do
-// not overlap (unless replicated), which is what lets a checkpoint saved by one engine at one
-// world size be read by another engine at another.
+// Optimizer state, digests and owned ranges of ParamPieces (engine/shard/param_piece.h), the
+// engine-independent shape every state-dict kind is written from and read into. Each engine
+// makes its own pieces (ShardedModel::pieces).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -15,32 +9,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/model/llama.h"
 #include "engine/optim/adamw.h"
-#include "engine/shard/flat_sharded_model.h"
-#include "engine/shard/per_param_sharded_model.h"
+#include "engine/shard/param_piece.h"
 
 namespace shardbench::checkpoint {
 
-struct ParamPiece {
-  std::string name;             // original fully qualified name (HF)
-  std::vector<int64_t> shape;   // global shape
-  int64_t begin = 0, numel = 0;
-  bool replicated = false;      // every rank holds the whole parameter (unsharded engine)
-  bool trainable = false;
-  at::Tensor param;             // 1-D view of this rank's elements, writable (no autograd)
-  // The tensor the optimizer holds for this piece (an original parameter, or a flat shard
-  // several pieces share) and where this piece starts in that tensor's flattened state.
-  at::Tensor owner;
-  int64_t owner_offset = 0;
-  int64_t global_numel() const;
-};
-
-// Every parameter of the model, in the model's order, on every rank (a rank holding none of a
-// parameter still lists it, with numel 0), so collectives over pieces line up.
-std::vector<ParamPiece> PiecesOfUnsharded(model::LlamaForCausalLM& model);
-std::vector<ParamPiece> PiecesOfFlat(model::LlamaForCausalLM& model, shard::FlatShardedModel& flat);
-std::vector<ParamPiece> PiecesOfPerParam(model::LlamaForCausalLM& model, shard::PerParamShardedModel& sharded);
+using ParamPiece = shard::ParamPiece;
 
 // The piece's slices of its owner's optimizer state, 1-D; undefined tensors when the owner
 // has no state yet.

@@ -50,7 +50,7 @@ SaveReport SaveSharded(const StateDictTarget& target, const std::string& dir) {
   Manifest m;
   m.kind = "sharded";
   m.world_size = ws;
-  m.content = {{"engine", target.engine},
+  m.content = {{"engine", target.engine_name()},
                {"tensors", merged.to_json()},
                {"optimizer", target.optimizer ? OptimizerMeta(*target.optimizer) : nlohmann::json()}};
   r.bytes_total = writer.commit(m, {file});

@@ -20,22 +20,6 @@ StateDictKind ParseStateDictKind(const std::string& name) {
   throw InputError("state dict kind '" + name + "': expected one of full, sharded, local, adapter");
 }
 
-const char* StateDictKindName(StateDictKind kind) {
-  switch (kind) {
-    case StateDictKind::kFull: return "full";
-    case StateDictKind::kSharded: return "sharded";
-    case StateDictKind::kLocal: return "local";
-    case StateDictKind::kAdapter: return "adapter";
-  }
-  return "?";
-}
-
-std::vector<ParamPiece> StateDictTarget::pieces() const {
-  if (flat) return PiecesOfFlat(*model, *flat);
-  if (per_param) return PiecesOfPerParam(*model, *per_param);
-  return PiecesOfUnsharded(*model);
-}
-
 SaveReport SaveStateDict(StateDictKind kind, const StateDictTarget& target, const std::string& dir) {
   c10::NoGradGuard no_grad;
   const auto start = std::chrono::steady_clock::now();

@@ -23,23 +23,22 @@
 #include "engine/comm/communicator.h"
 #include "engine/model/llama.h"
 #include "engine/optim/adamw.h"
-#include "engine/shard/flat_sharded_model.h"
+#include "engine/shard/sharded_model.h"
 
 namespace shardbench::checkpoint {
 
 enum class StateDictKind { kFull, kSharded, kLocal, kAdapter };
 StateDictKind ParseStateDictKind(const std::string& name);  // InputError for anything else
-const char* StateDictKindName(StateDictKind kind);
 
-// What an engine exposes to be saved or loaded.
+// What is saved or loaded: an engine (which knows its own pieces and LOCAL layout) and its optimizer.
 struct StateDictTarget {
-  model::LlamaForCausalLM* model = nullptr;
-  shard::FlatShardedModel* flat = nullptr;  // the flat engine, or
-  shard::PerParamShardedModel* per_param = nullptr;  // the per-parameter engine; both null: unsharded
-  optim::AdamW* optimizer = nullptr;        // null: parameters only
-  comm::Communicator* comm = nullptr;       // null: one rank
-  std::string engine;  // "reference" | "flat" | "per_param": recorded, checked by LOCAL
-  std::vector<ParamPiece> pieces() const;
+  shard::ShardedModel* sharded_model = nullptr;
+  optim::AdamW* optimizer = nullptr;   // null: parameters only
+  comm::Communicator* comm = nullptr;  // null: one rank
+  model::LlamaForCausalLM& model() const { return sharded_model->model(); }
+  // "reference" | "flat" | "per_param": recorded in every checkpoint, checked by LOCAL.
+  std::string engine_name() const { return shard::EngineKindName(sharded_model->kind()); }
+  std::vector<ParamPiece> pieces() const { return sharded_model->pieces(); }
   int rank() const { return comm ? comm->rank() : 0; }
   int world_size() const { return comm ? comm->world_size() : 1; }
 };

@@ -32,7 +32,6 @@ struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
     // Reentrant backward through the recomputed graph: parameter gradients reach their engine
     // (reduce-scatters included) from here, and the input's gradient comes back to us.
     torch::autograd::backward({out}, {grads[0]});
-    if (layer->forward_hooks()) layer->forward_hooks()->after_recompute(*layer);
     return {x.requires_grad() ? x.grad() : at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

@@ -29,9 +29,8 @@ class ForwardHooks {
   virtual at::Tensor post_forward(Module& module, at::Tensor output) = 0;
   // Activation checkpointing re-runs a unit's forward inside backward (without these hooks):
   // before it, the module's parameters must be the gathered ones, connected to autograd (grad
-  // mode is on); after its backward, they can go back to shards.
+  // mode is on). The unit's own post-backward puts them back to shards.
   virtual void before_recompute(Module& module) {}
-  virtual void after_recompute(Module& module) {}
 };
 
 struct NamedTensor {

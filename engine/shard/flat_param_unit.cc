@@ -255,16 +255,10 @@ void FlatParamUnit::unshard_for_forward() {
   use_unsharded_views();
 }
 
-void FlatParamUnit::hook_inputs_for_reshard(at::ArrayRef<at::Tensor> inputs) {
+void FlatParamUnit::pre_forward(at::ArrayRef<at::Tensor> inputs) {
+  unshard_for_forward();
   if (requires_grad_ || params_.empty() || world_size() == 1) return;
-  pending_input_grads_ = 0;
-  for (const auto& in : inputs) {
-    if (!in.defined() || !in.requires_grad()) continue;
-    ++pending_input_grads_;
-    in.register_hook([this](const at::TensorBase&) {
-      if (--pending_input_grads_ == 0) after_backward_reduce();
-    });
-  }
+  input_grads_.arm(inputs, [this] { after_backward_reduce(); });
 }
 
 at::Tensor FlatParamUnit::post_forward(at::Tensor output) {

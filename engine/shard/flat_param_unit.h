@@ -24,30 +24,23 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/comm/communicator.h"
-#include "engine/shard/byte_gauge.h"
 #include "engine/shard/flat_layout.h"
-#include "engine/shard/mixed_precision.h"
+#include "engine/shard/input_grad_countdown.h"
+#include "engine/shard/unit_options.h"
 #include "engine/shard/wrap_policy.h"
 
 namespace shardbench::shard {
 
 class FlatParamUnit;
 
-struct FlatUnitOptions {
-  bool use_orig_params = true;        // PyTorch's default since 2.x for FSDP1 users of LoRA
-  bool reshard_after_forward = true;  // false: SHARD_GRAD_OP (keep params until backward)
-  bool is_root = false;               // the root is never resharded after forward
-  ByteGauge* unsharded_bytes = nullptr;       // optional: current/peak unsharded buffer bytes
-  ByteGauge* unsharded_grad_bytes = nullptr;  // optional: full-buffer gradients awaiting reduce-scatter
-  MixedPrecision mixed_precision;             // gather/compute and reduce dtypes
-  model::Materialization materialize;         // for params still on the meta device
-  // Called once this unit has re-gathered for its backward (backward prefetch hooks in here).
-  std::function<void(FlatParamUnit&)> after_backward_unshard;
+struct FlatUnitOptions : UnitOptions<FlatParamUnit> {
+  bool use_orig_params = true;  // PyTorch's default since 2.x for FSDP1 users of LoRA
 };
 
 struct FlatParamSlot {
@@ -62,6 +55,7 @@ struct FlatParamSlot {
 
 class FlatParamUnit {
  public:
+  using Options = FlatUnitOptions;
   // `comm` may be null for a single rank. Throws InputError on mixed dtype/device, or mixed
   // requires_grad with use_orig_params=false.
   FlatParamUnit(UnitPlan plan, comm::Communicator* comm, FlatUnitOptions options);
@@ -80,7 +74,6 @@ class FlatParamUnit {
   int64_t shard_numel() const { return shard_numel_; }
   bool requires_grad() const { return requires_grad_; }
   const at::Tensor& flat_shard() const { return flat_shard_; }  // the leaf the optimizer steps
-  const FlatLayout& layout() const { return layout_; }
   // This rank's part of `p`: (start within the shard, length); length 0 if it holds none.
   std::pair<int64_t, int64_t> local_range(const FlatParamSlot& p) const {
     return layout_.local_range(p.offset, p.numel, rank());
@@ -89,11 +82,10 @@ class FlatParamUnit {
   int rank() const { return comm_ ? comm_->rank() : 0; }
 
   // Runtime (called by the forward hooks and the engine).
-  void unshard_for_forward();
-  // A unit without trainable params has no gradient to reduce, so nothing tells it its
-  // backward is over; like FSDP's post-backward "reshard only" hook, it watches the gradients
-  // of its inputs and frees the re-gathered buffer once they are all computed.
-  void hook_inputs_for_reshard(at::ArrayRef<at::Tensor> inputs);
+  // Unshards for forward. A unit without trainable params has no gradient to reduce, so
+  // nothing tells it its backward is over; like FSDP's post-backward "reshard only" hook, it
+  // watches the gradients of its inputs and frees the re-gathered buffer once they are all in.
+  void pre_forward(at::ArrayRef<at::Tensor> inputs);
   void unshard_for_backward();
   // Prefetch (FSDP1's forward_prefetch / BACKWARD_PRE): start the all-gather this unit will
   // need next, asynchronously, so it overlaps whatever runs meanwhile; the unit completes it
@@ -117,6 +109,9 @@ class FlatParamUnit {
   // Bytes this rank holds right now (exact, from the tensors).
   int64_t sharded_param_bytes() const { return flat_shard_.nbytes(); }
   c10::ScalarType param_dtype() const { return flat_shard_.scalar_type(); }  // stored
+  std::map<c10::ScalarType, int64_t> sharded_param_bytes_by_dtype() const {
+    return {{param_dtype(), sharded_param_bytes()}};
+  }
   int64_t unsharded_param_bytes() const;
   int64_t sharded_grad_bytes() const;
 
@@ -126,6 +121,7 @@ class FlatParamUnit {
   void after_backward_reduce();
 
  private:
+  void unshard_for_forward();
   void gather_into(const at::Tensor& full) const;
   void use_unsharded_views();
   void use_sharded_views();
@@ -149,7 +145,7 @@ class FlatParamUnit {
   at::Tensor full_;        // [padded_numel], output of the unshard Function; storage freed when sharded
   bool unsharded_ = false;
   bool needs_backward_unshard_ = false;  // resharded after forward, backward still to come
-  int pending_input_grads_ = 0;          // frozen units: input gradients still to come
+  InputGradCountdown input_grads_;       // frozen units: when their backward is over
   struct PendingGather {
     at::Tensor full, shard;  // the buffer being written, the (cast) shard being sent
     comm::WorkHandle work;

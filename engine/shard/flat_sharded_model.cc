@@ -1,68 +1,36 @@
 #include "engine/shard/flat_sharded_model.h"
 
-#include "engine/shard/full_params.h"
+#include <map>
+
+#include "engine/common/error.h"
 
 namespace shardbench::shard {
+namespace {
+
+FlatUnitOptions UnitOptionsFor(const FlatShardingOptions& o) {
+  FlatUnitOptions u;
+  u.use_orig_params = o.use_orig_params;
+  u.reshard_after_forward = o.reshard_after_forward;
+  u.mixed_precision = o.mixed_precision;
+  u.materialize = o.materialize;
+  return u;
+}
+
+}  // namespace
 
 FlatShardedModel::FlatShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
-                                   FlatShardingOptions options)
-    : model_(model), options_(options) {
-  for (auto& plan : PlanUnits(model, options.policy)) {
-    FlatUnitOptions unit_options;
-    unit_options.use_orig_params = options.use_orig_params;
-    unit_options.reshard_after_forward = options.reshard_after_forward;
-    unit_options.mixed_precision = options.mixed_precision;
-    unit_options.materialize = options.materialize;
-    unit_options.is_root = plan.module == &model;
-    unit_options.unsharded_bytes = &unsharded_bytes_;
-    unit_options.unsharded_grad_bytes = &unsharded_grad_bytes_;
-    if (options.backward_prefetch) {
-      unit_options.after_backward_unshard = [this](FlatParamUnit& unit) {
-        if (FlatParamUnit* next = order_.neighbour(&unit, -1)) next->prefetch_for_backward();
-      };
-    }
-    units_.push_back(std::make_unique<FlatParamUnit>(std::move(plan), comm, unit_options));
-    by_module_[&units_.back()->module()] = units_.back().get();
-    units_.back()->module().set_forward_hooks(this);
-  }
-}
-
-FlatShardedModel::~FlatShardedModel() {
-  for (auto& u : units_) u->module().set_forward_hooks(nullptr);
-}
+                                   const FlatShardingOptions& options)
+    : UnitDriver(model, comm, options.policy, UnitOptionsFor(options), options.forward_prefetch,
+                 options.backward_prefetch),
+      use_orig_params_(options.use_orig_params) {}
 
 std::vector<model::NamedTensor> FlatShardedModel::named_parameters() {
-  if (options_.use_orig_params) return model_.named_parameters();
+  if (use_orig_params_) return model().named_parameters();
   std::vector<model::NamedTensor> out;
-  for (auto& u : units_) {
+  for (auto& u : units()) {
     if (!u->params().empty()) out.push_back({u->flat_param_name(), const_cast<at::Tensor*>(&u->flat_shard())});
   }
   return out;
-}
-
-void FlatShardedModel::pre_forward(model::Module& module, at::ArrayRef<at::Tensor> inputs) {
-  FlatParamUnit* unit = by_module_.at(&module);
-  unit->unshard_for_forward();
-  unit->hook_inputs_for_reshard(inputs);
-  if (order_.record(unit) && options_.forward_prefetch) {
-    if (FlatParamUnit* next = order_.neighbour(unit, +1)) next->prefetch_for_forward();
-  }
-}
-
-at::Tensor FlatShardedModel::post_forward(model::Module& module, at::Tensor output) {
-  return by_module_.at(&module)->post_forward(std::move(output));
-}
-
-void FlatShardedModel::before_recompute(model::Module& module) {
-  by_module_.at(&module)->prepare_recompute();
-}
-
-void FlatShardedModel::zero_grad() {
-  for (auto& u : units_) u->zero_grad();
-}
-
-void FlatShardedModel::after_backward() {
-  for (auto& u : units_) u->finish_backward();
 }
 
 std::vector<at::Tensor> FlatShardedModel::local_grads() {
@@ -73,27 +41,63 @@ std::vector<at::Tensor> FlatShardedModel::local_grads() {
   return out;
 }
 
-std::vector<std::pair<std::string, at::Tensor>> FlatShardedModel::gather_full_params() {
-  return GatherInModelOrder(model_, [this](const FullParamFn& fn) { for_each_full_param(fn); });
+std::vector<ParamPiece> FlatShardedModel::pieces() {
+  std::map<std::string, ParamPiece> by_name;
+  for (const auto& unit : units()) {
+    const at::Tensor shard = unit->flat_shard().detach();
+    const int64_t chunk_start = static_cast<int64_t>(unit->rank()) * unit->shard_numel();
+    for (const auto& p : unit->params()) {
+      const auto [start, length] = unit->local_range(p);
+      ParamPiece piece;
+      piece.name = p.name;
+      piece.shape = p.shape;
+      piece.begin = length > 0 ? chunk_start + start - p.offset : 0;
+      piece.numel = length;
+      piece.trainable = p.requires_grad;
+      piece.param = shard.narrow(0, start, length);
+      if (use_orig_params_) {
+        piece.owner = p.orig;  // the optimizer holds the original, a 1-D view of exactly this range
+      } else {
+        piece.owner = unit->flat_shard();
+        piece.owner_offset = start;
+      }
+      by_name[p.name] = std::move(piece);
+    }
+  }
+  std::vector<ParamPiece> out;
+  for (auto& p : model().named_parameters()) {
+    auto it = by_name.find(p.name);
+    if (it == by_name.end()) throw InfraError("flat engine: parameter '" + p.name + "' is in no unit");
+    out.push_back(std::move(it->second));
+  }
+  return out;
 }
 
-void FlatShardedModel::for_each_full_param(const std::function<void(const std::string&, const at::Tensor&)>& fn) {
-  for (auto& u : units_) {
-    for (auto& [name, t] : u->gather_full_params()) fn(name, t);
+LocalTensors FlatShardedModel::local_tensors() {
+  LocalTensors out;
+  for (const auto& u : units()) {
+    if (u->params().empty()) continue;
+    out.params.push_back({u->flat_param_name(), u->flat_shard().detach()});
+    if (use_orig_params_) {
+      for (const auto& p : u->params()) {
+        if (p.requires_grad) out.owners.push_back({p.name, p.orig});
+      }
+    } else if (u->requires_grad()) {
+      out.owners.push_back({u->flat_param_name(), u->flat_shard()});
+    }
   }
+  return out;
 }
 
-ShardBytes FlatShardedModel::bytes() const {
-  ShardBytes b;
-  for (const auto& u : units_) {
-    b.params_sharded += u->sharded_param_bytes();
-    b.params_sharded_by_dtype[u->param_dtype()] += u->sharded_param_bytes();
-    b.params_unsharded += u->unsharded_param_bytes();
-    b.params_unsharded_peak = unsharded_bytes_.peak;
-    b.grads_unsharded_peak = unsharded_grad_bytes_.peak;
-    b.grads_sharded += u->sharded_grad_bytes();
+nlohmann::json FlatShardedModel::local_layout() const {
+  nlohmann::json units_json = nlohmann::json::array();
+  for (const auto& u : units()) {
+    nlohmann::json params = nlohmann::json::array();
+    for (const auto& p : u->params()) params.push_back({{"name", p.name}, {"shape", p.shape}, {"offset", p.offset}});
+    units_json.push_back(
+        {{"unit", u->path().empty() ? "<root>" : u->path()}, {"shard_numel", u->shard_numel()}, {"params", params}});
   }
-  return b;
+  return {{"use_orig_params", use_orig_params_}, {"units", units_json}};
 }
 
 }  // namespace shardbench::shard

@@ -1,73 +1,38 @@
 #include "engine/shard/per_param_sharded_model.h"
 
-#include "engine/shard/full_params.h"
+#include <map>
 
 namespace shardbench::shard {
+namespace {
+
+PerParamUnitOptions UnitOptionsFor(const PerParamShardingOptions& o) {
+  PerParamUnitOptions u;
+  u.reshard_after_forward = o.reshard_after_forward;
+  u.mixed_precision = o.mixed_precision;
+  u.materialize = o.materialize;
+  return u;
+}
+
+}  // namespace
 
 PerParamShardedModel::PerParamShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
-                                           PerParamShardingOptions options)
-    : model_(model), options_(options) {
-  for (auto& plan : PlanUnits(model, options.policy)) {
-    PerParamUnitOptions o;
-    o.reshard_after_forward = options.reshard_after_forward;
-    o.mixed_precision = options.mixed_precision;
-    o.materialize = options.materialize;
-    if (options.backward_prefetch) {
-      o.after_backward_unshard = [this](PerParamUnit& unit) {
-        if (PerParamUnit* next = order_.neighbour(&unit, -1)) next->prefetch_for_backward();
-      };
-    }
-    o.is_root = plan.module == &model;
-    o.unsharded_bytes = &unsharded_bytes_;
-    o.unsharded_grad_bytes = &unsharded_grad_bytes_;
-    units_.push_back(std::make_unique<PerParamUnit>(std::move(plan), comm, o));
-    by_module_[&units_.back()->module()] = units_.back().get();
-    units_.back()->module().set_forward_hooks(this);
-  }
-}
-
-PerParamShardedModel::~PerParamShardedModel() {
-  for (auto& u : units_) u->module().set_forward_hooks(nullptr);
-}
+                                           const PerParamShardingOptions& options)
+    : UnitDriver(model, comm, options.policy, UnitOptionsFor(options), options.forward_prefetch,
+                 options.backward_prefetch) {}
 
 std::vector<model::NamedTensor> PerParamShardedModel::named_parameters() {
   std::map<std::string, model::NamedTensor> by_name;
-  for (auto& u : units_) {
+  for (auto& u : units()) {
     for (auto& p : u->params()) by_name[p.name] = {p.name, &p.sharded};
   }
   std::vector<model::NamedTensor> out;
-  for (auto& p : model_.named_parameters()) out.push_back(by_name.at(p.name));
+  for (auto& p : model().named_parameters()) out.push_back(by_name.at(p.name));
   return out;
-}
-
-void PerParamShardedModel::pre_forward(model::Module& module, at::ArrayRef<at::Tensor> inputs) {
-  PerParamUnit* unit = by_module_.at(&module);
-  unit->pre_forward(inputs);
-  if (order_.record(unit) && options_.forward_prefetch) {
-    if (PerParamUnit* next = order_.neighbour(unit, +1)) next->prefetch_for_forward();
-  }
-}
-
-at::Tensor PerParamShardedModel::post_forward(model::Module& module, at::Tensor output) {
-  return by_module_.at(&module)->post_forward(std::move(output));
-}
-
-void PerParamShardedModel::before_recompute(model::Module& module) {
-  by_module_.at(&module)->prepare_recompute();
-}
-
-void PerParamShardedModel::zero_grad() {
-  for (auto& u : units_) u->zero_grad();
-}
-
-void PerParamShardedModel::after_backward() {
-  // Root last, as FSDP2's final callback: units whose inputs needed no gradient finish here.
-  for (auto& u : units_) u->post_backward();
 }
 
 std::vector<at::Tensor> PerParamShardedModel::local_grads() {
   std::vector<at::Tensor> out;
-  for (auto& u : units_) {
+  for (auto& u : units()) {
     for (auto& p : u->params()) {
       if (p.requires_grad && p.sharded.grad().defined()) out.push_back(p.sharded.grad());
     }
@@ -75,27 +40,46 @@ std::vector<at::Tensor> PerParamShardedModel::local_grads() {
   return out;
 }
 
-void PerParamShardedModel::for_each_full_param(const std::function<void(const std::string&, const at::Tensor&)>& fn) {
-  for (auto& u : units_) {
-    for (auto& [name, t] : u->gather_full_params()) fn(name, t);
+std::vector<ParamPiece> PerParamShardedModel::pieces() {
+  std::map<std::string, ParamPiece> by_name;
+  for (const auto& unit : units()) {
+    for (auto& p : unit->params()) {
+      ParamPiece piece;
+      piece.name = p.name;
+      piece.shape = p.shape;
+      piece.begin = p.layout.first_row(unit->rank()) * p.layout.row_numel;
+      piece.numel = p.sharded.numel();
+      piece.trainable = p.requires_grad;
+      piece.param = p.sharded.detach().view({-1});
+      piece.owner = p.sharded;  // a row shard: the optimizer holds exactly this range
+      by_name[p.name] = std::move(piece);
+    }
   }
+  std::vector<ParamPiece> out;
+  for (auto& p : model().named_parameters()) out.push_back(std::move(by_name.at(p.name)));
+  return out;
 }
 
-std::vector<std::pair<std::string, at::Tensor>> PerParamShardedModel::gather_full_params() {
-  return GatherInModelOrder(model_, [this](const FullParamFn& fn) { for_each_full_param(fn); });
+LocalTensors PerParamShardedModel::local_tensors() {
+  LocalTensors out;
+  for (const auto& u : units()) {
+    for (auto& p : u->params()) {
+      out.params.push_back({p.name, p.sharded.detach()});
+      if (p.requires_grad) out.owners.push_back({p.name, p.sharded});
+    }
+  }
+  return out;
 }
 
-ShardBytes PerParamShardedModel::bytes() const {
-  ShardBytes b;
-  for (const auto& u : units_) {
-    b.params_sharded += u->sharded_param_bytes();
-    for (const auto& p : u->params()) b.params_sharded_by_dtype[p.padded.scalar_type()] += p.padded.nbytes();
-    b.params_unsharded += u->unsharded_param_bytes();
-    b.grads_sharded += u->sharded_grad_bytes();
+nlohmann::json PerParamShardedModel::local_layout() const {
+  nlohmann::json params = nlohmann::json::array();
+  for (const auto& u : units()) {
+    for (const auto& p : u->params()) {
+      params.push_back({{"name", p.name}, {"shape", p.shape}, {"rows_per_rank", p.layout.rows_per_rank},
+                        {"unit", u->path().empty() ? "<root>" : u->path()}});
+    }
   }
-  b.params_unsharded_peak = unsharded_bytes_.peak;
-  b.grads_unsharded_peak = unsharded_grad_bytes_.peak;
-  return b;
+  return {{"params", params}};
 }
 
 }  // namespace shardbench::shard

@@ -209,14 +209,7 @@ void PerParamUnit::pre_forward(at::ArrayRef<at::Tensor> inputs) {
   needs_backward_unshard_ = false;
   use_unsharded();
   // FSDP2's post-backward: once every input has its gradient, this unit's backward is over.
-  pending_input_grads_ = 0;
-  for (const auto& in : inputs) {
-    if (!in.defined() || !in.requires_grad()) continue;
-    ++pending_input_grads_;
-    in.register_hook([this](const at::TensorBase&) {
-      if (--pending_input_grads_ == 0) post_backward();
-    });
-  }
+  input_grads_.arm(inputs, [this] { finish_backward(); });
 }
 
 at::Tensor PerParamUnit::post_forward(at::Tensor output) {
@@ -314,14 +307,14 @@ void PerParamUnit::reduce_scatter_grads() {
   has_pending_grads_ = false;
 }
 
-void PerParamUnit::post_backward() {
+void PerParamUnit::finish_backward() {
   if (has_pending_grads_) reduce_scatter_grads();
   if (unsharded_ || needs_backward_unshard_) {
     free_unsharded();
     use_sharded();
   }
   needs_backward_unshard_ = false;
-  pending_input_grads_ = 0;
+  input_grads_.disarm();
 }
 
 void PerParamUnit::zero_grad() {
@@ -342,6 +335,12 @@ std::vector<std::pair<std::string, at::Tensor>> PerParamUnit::gather_full_params
   GatherInto(PlanGather(gather_plan_.layouts, dtypes), padded_shards(), dst, comm_);
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (size_t i = 0; i < params_.size(); ++i) out.push_back({params_[i].name, dst[i]});
+  return out;
+}
+
+std::map<c10::ScalarType, int64_t> PerParamUnit::sharded_param_bytes_by_dtype() const {
+  std::map<c10::ScalarType, int64_t> out;
+  for (const auto& p : params_) out[p.padded.scalar_type()] += p.padded.nbytes();
   return out;
 }
 

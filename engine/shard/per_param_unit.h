@@ -23,31 +23,23 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/comm/communicator.h"
-#include "engine/shard/byte_gauge.h"
 #include "engine/shard/dim0_layout.h"
-#include "engine/shard/mixed_precision.h"
+#include "engine/shard/input_grad_countdown.h"
 #include "engine/shard/per_param_gather.h"
+#include "engine/shard/unit_options.h"
 #include "engine/shard/wrap_policy.h"
 
 namespace shardbench::shard {
 
 class PerParamUnit;
 
-struct PerParamUnitOptions {
-  bool reshard_after_forward = true;
-  bool is_root = false;
-  ByteGauge* unsharded_bytes = nullptr;       // unsharded parameters alive
-  ByteGauge* unsharded_grad_bytes = nullptr;  // full gradients waiting for their reduce-scatter
-  MixedPrecision mixed_precision;             // gather/compute and reduce dtypes
-  model::Materialization materialize;         // for params still on the meta device
-  // Called once this unit has re-gathered for its backward (backward prefetch hooks in here).
-  std::function<void(PerParamUnit&)> after_backward_unshard;
-};
+using PerParamUnitOptions = UnitOptions<PerParamUnit>;
 
 struct ShardedParam {
   std::string name;
@@ -64,6 +56,7 @@ struct ShardedParam {
 
 class PerParamUnit {
  public:
+  using Options = PerParamUnitOptions;
   // InputError if the unit mixes devices, or its trainable params would reduce in different
   // dtypes (FSDP2: "FSDP expects uniform original parameter dtype"). Frozen params may have any
   // dtype: a unit of mixed gather dtypes all-gathers bytes (engine/shard/per_param_gather.h).
@@ -82,15 +75,16 @@ class PerParamUnit {
   // Forward hooks.
   void pre_forward(at::ArrayRef<at::Tensor> inputs);
   at::Tensor post_forward(at::Tensor output);
-  // End of backward for this unit (also called for every unit once backward is over): reduce-
-  // scatter the gradients it collected, free the unsharded params.
-  void post_backward();
+  // End of backward for this unit (FSDP2's post-backward; also called for every unit once
+  // backward is over): reduce-scatter the gradients it collected, free the unsharded params.
+  void finish_backward();
   void zero_grad();
 
   // Collective: full tensors with original names (outside forward/backward).
   std::vector<std::pair<std::string, at::Tensor>> gather_full_params();
 
   int64_t sharded_param_bytes() const;
+  std::map<c10::ScalarType, int64_t> sharded_param_bytes_by_dtype() const;
   int64_t unsharded_param_bytes() const;
   int64_t sharded_grad_bytes() const;
 
@@ -127,7 +121,7 @@ class PerParamUnit {
   bool unsharded_ = false;
   bool needs_backward_unshard_ = false;
   bool has_pending_grads_ = false;
-  int pending_input_grads_ = 0;
+  InputGradCountdown input_grads_;  // when this unit's backward is over
   std::vector<at::Tensor> grad_buffers_;  // reduce-scatter outputs the sharded grads view
   struct PendingGather {
     at::Tensor in, out;

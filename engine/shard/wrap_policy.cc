@@ -68,16 +68,6 @@ WrapPolicy ParseWrapPolicy(const std::string& name, int64_t min_params) {
   return p;
 }
 
-std::string WrapPolicyName(const WrapPolicy& p) {
-  switch (p.kind) {
-    case WrapPolicyKind::kTransformerBlock: return "transformer_block";
-    case WrapPolicyKind::kLoraSeparate: return "lora_separate";
-    case WrapPolicyKind::kSize: return "size";
-    case WrapPolicyKind::kNone: return "none";
-  }
-  return "?";
-}
-
 std::vector<UnitPlan> PlanUnits(model::LlamaForCausalLM& model, const WrapPolicy& policy) {
   std::vector<UnitPlan> units;
   Visit(model, "", /*is_root=*/true, policy, units);

@@ -24,7 +24,6 @@ struct WrapPolicy {
 };
 
 WrapPolicy ParseWrapPolicy(const std::string& name, int64_t min_params = 100000000);
-std::string WrapPolicyName(const WrapPolicy& p);
 
 struct UnitPlan {
   std::string path;  // module path ("" for the root, "model.layers.0", ...)

@@ -92,6 +92,7 @@ BENCHMARK(BM_Copy)->Unit(benchmark::kMillisecond)->UseRealTime();
 // The 125m model with AdamW state for every parameter (one step taken on zero gradients).
 struct Trained {
   std::unique_ptr<model::LlamaForCausalLM> model;
+  std::unique_ptr<shard::ShardedModel> engine;
   std::unique_ptr<optim::AdamW> opt;
   checkpoint::StateDictTarget target;
   Trained() {
@@ -99,7 +100,8 @@ struct Trained {
     opt = std::make_unique<optim::AdamW>(optim::MakeParamGroups(*model, 1e-4, 0.0, true));
     for (auto& p : model->named_parameters()) p.slot->mutable_grad() = at::zeros_like(*p.slot);
     opt->step();
-    target = {model.get(), nullptr, nullptr, opt.get(), nullptr, "reference"};
+    engine = shard::MakeShardedModel(*model, nullptr, shard::EngineOptions{});
+    target = {engine.get(), opt.get(), nullptr};
   }
 };
 

@@ -1,0 +1,102 @@
+// The one shape every engine has, whatever it shards: the unsharded data-parallel reference
+// (a replicated model), FSDP1-style flat parameters and FSDP2-style per-parameter shards. The
+// trainer, the state dicts and the harness talk to engines only through this interface; the
+// engine is chosen once, by kind, in MakeShardedModel (the only place that names them all).
+//
+// An engine is also the model's GradientSync (engine/train/gradient_sync.h): zero_grad before
+// a step, after_backward to make gradients ready, local_grads for clipping and the optimizer.
+// Sharding engines install forward hooks on the modules they wrap (engine/shard/unit_driver.h).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/comm/communicator.h"
+#include "engine/model/llama.h"
+#include "engine/model/param_init.h"
+#include "engine/shard/full_params.h"
+#include "engine/shard/mixed_precision.h"
+#include "engine/shard/param_piece.h"
+#include "engine/shard/wrap_policy.h"
+#include "engine/train/gradient_sync.h"
+
+namespace shardbench::shard {
+
+enum class EngineKind { kReference, kFlat, kPerParam };
+// "reference" | "flat" | "per_param": the scenario's `engine` values, and what checkpoints record.
+const char* EngineKindName(EngineKind kind);
+// InputError naming `field` for anything else.
+EngineKind ParseEngineKind(const std::string& name, const std::string& field);
+
+// Bytes this rank holds, exact (from the tensors and the engine's gauges).
+struct HeldBytes {
+  int64_t params_sharded = 0;
+  int64_t params_unsharded = 0;       // full parameters allocated right now (a replica: all of them)
+  int64_t params_unsharded_peak = 0;  // the most allocated at once since reset_peaks()
+  int64_t grads = 0;                  // gradients held for the optimizer (shards, or a replica's)
+  int64_t grads_unsharded_peak = 0;   // largest full gradient alive at once (before its reduce-scatter)
+  std::map<c10::ScalarType, int64_t> params_by_dtype;  // params held between steps, by stored dtype
+};
+
+// LOCAL state dicts: the tensors exactly as this engine holds them, keyed as it names them,
+// and (key, tensor the optimizer holds) for the optimizer state saved beside them.
+struct LocalTensors {
+  std::vector<std::pair<std::string, at::Tensor>> params;
+  std::vector<std::pair<std::string, at::Tensor>> owners;
+};
+
+class ShardedModel : public train::GradientSync {
+ public:
+  explicit ShardedModel(model::LlamaForCausalLM& model) : model_(model) {}
+  ~ShardedModel() override = default;
+
+  virtual EngineKind kind() const = 0;
+  model::LlamaForCausalLM& model() const { return model_; }
+
+  // What the wrapped model exposes as parameters: build the optimizer from these after wrapping.
+  virtual std::vector<model::NamedTensor> named_parameters() = 0;
+  // Collective: calls `fn(name, full tensor)` for every parameter, a unit at a time (at most
+  // one unit is gathered at once).
+  virtual void for_each_full_param(const FullParamFn& fn) = 0;
+  // Collective: every full parameter with its original name, in the model's order.
+  std::vector<std::pair<std::string, at::Tensor>> gather_full_params();
+
+  // Checkpoints: every parameter of the model, in the model's order, on every rank (a rank
+  // holding none of a parameter still lists it, with numel 0), so collectives over pieces line up.
+  virtual std::vector<ParamPiece> pieces() = 0;
+  virtual LocalTensors local_tensors() = 0;
+  // What makes the LOCAL tensors' bytes meaningful (layout, wrapping); a load refuses any
+  // difference. The checkpoint adds the engine kind and world size.
+  virtual nlohmann::json local_layout() const = 0;
+
+  virtual HeldBytes held_bytes() const = 0;
+  virtual void reset_peaks() {}
+
+ private:
+  model::LlamaForCausalLM& model_;
+};
+
+// Everything a scenario can ask of an engine; options a kind does not have are ignored by it
+// (use_orig_params is the flat engine's; the reference has no wrapping, prefetch or mixed precision).
+struct EngineOptions {
+  EngineKind kind = EngineKind::kReference;
+  WrapPolicy policy;
+  bool use_orig_params = true;
+  bool reshard_after_forward = true;
+  MixedPrecision mixed_precision;
+  model::Materialization materialize;  // meta-device init: each rank fills only its elements
+  bool forward_prefetch = false;
+  bool backward_prefetch = false;
+};
+
+// The model must be materialised unless `options.materialize` fills it. `comm` may be null (one rank).
+std::unique_ptr<ShardedModel> MakeShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
+                                               const EngineOptions& options);
+
+}  // namespace shardbench::shard
