@@ -1,26 +1,26 @@
 #include "cli/summary.h"
 
+#include <cmath>
 #include <cstdio>
+
+#include "reporters/results_reader.h"
 
 namespace shardbench::cli {
 namespace {
 
-double Median(const nlohmann::json& result, const std::string& name) {
-  for (const auto& m : result["metrics"]) {
-    if (m["name"] == name) return m["median"].is_null() ? 0.0 : m["median"].get<double>();
-  }
-  return 0.0;
+double Median(const StoredResult& r, const std::string& name) {
+  const StoredMetric* m = r.metric(name);
+  return m && m->median ? *m->median : 0.0;
 }
 
 // The busiest rank against the typical one (suites/rank_record.cc): ranks wait for a straggler,
 // so only busy time names it.
-void PrintStragglers(const nlohmann::json& r) {
-  for (const auto& m : r["metrics"]) {
-    if (m["name"] != "straggler_ratio" || m["per_rank"].size() < 2) continue;
-    const auto& per_rank = m["per_rank"];
+void PrintStragglers(const StoredResult& r) {
+  for (const auto& m : r.metrics) {
+    if (m.name != "straggler_ratio" || m.per_rank.size() < 2) continue;
     size_t slowest = 0;
-    for (size_t i = 1; i < per_rank.size(); ++i) {
-      if (per_rank[i].get<double>() > per_rank[slowest].get<double>()) slowest = i;
+    for (size_t i = 1; i < m.per_rank.size(); ++i) {
+      if (m.per_rank[i] > m.per_rank[slowest]) slowest = i;
     }
     std::printf("  stragglers      busy time %.2fx the median rank's on rank %zu (straggler_ratio)\n",
                 Median(r, "straggler_ratio"), slowest);
@@ -29,19 +29,17 @@ void PrintStragglers(const nlohmann::json& r) {
 
 // Whether the measured steps were still warming up: a fixed warmup shorter than the steady
 // state the data shows is warned about; warmup auto says where its metrics started.
-void PrintSteadyState(const nlohmann::json& r) {
-  if (!r.contains("steady_state_step")) return;  // a peer's result, or one that did not train
-  const int64_t steady = r["steady_state_step"].get<int64_t>();
-  const nlohmann::json warmup = r["scenario"]["config"]["train"].value("warmup_steps", nlohmann::json());
-  if (warmup.is_number_integer()) {
-    const int64_t w = warmup.get<int64_t>();
-    if (w < steady) {
+void PrintSteadyState(const StoredResult& r) {
+  if (!r.steady_state_step) return;  // a peer's result, or one that did not train
+  const int64_t steady = *r.steady_state_step;
+  if (const auto w = r.config_fields.warmup_steps) {
+    if (*w < steady) {
       std::printf("  WARNING         warmup_steps %lld < steady state detected at step %lld: the first measured steps are "
-                  "still warming up\n", static_cast<long long>(w), static_cast<long long>(steady));
+                  "still warming up\n", static_cast<long long>(*w), static_cast<long long>(steady));
     }
   } else {
     std::printf("  warmup          auto: steady state detected at step %lld, step metrics from step %lld\n",
-                static_cast<long long>(steady), static_cast<long long>(r.value("measured_from_step", int64_t{0})));
+                static_cast<long long>(steady), static_cast<long long>(r.measured_from_step.value_or(0)));
   }
 }
 
@@ -56,13 +54,13 @@ std::function<void(const StepProgress&)> ProgressPrinter(bool terminal) {
   };
 }
 
-void PrintSummary(const nlohmann::json& r, const std::string& path) {
-  const auto& loss = r["loss"];
+void PrintSummary(const nlohmann::json& result, const std::string& path) {
+  const StoredResult r = ReadResult(result, path);
   const double mib = 1048576.0;
-  std::printf("  status          %s%s\n", r["status"].get<std::string>().c_str(),
-              r["message"].get<std::string>().empty() ? "" : (" (" + r["message"].get<std::string>() + ")").c_str());
-  std::printf("  loss            %.4f -> %.4f over %zu steps\n", loss.front().get<double>(), loss.back().get<double>(),
-              loss.size());
+  std::printf("  status          %s%s\n", r.status.c_str(), r.message.empty() ? "" : (" (" + r.message + ")").c_str());
+  const double nan = std::nan("");  // a run that recorded no loss
+  std::printf("  loss            %.4f -> %.4f over %zu steps\n", r.loss.empty() ? nan : r.loss.front(),
+              r.loss.empty() ? nan : r.loss.back(), r.loss.size());
   std::printf("  tokens/s        %.0f global, %.0f per rank (medians)\n", Median(r, "tokens_per_s"),
               Median(r, "tokens_per_s_per_rank"));
   std::printf("  step time       %.2f ms (p50); optimizer share %.1f%%\n", Median(r, "step_time") * 1e3,
@@ -73,18 +71,17 @@ void PrintSummary(const nlohmann::json& r, const std::string& path) {
   std::printf("  memory/rank     params %.2f MiB (unsharded peak %.2f), grads %.2f MiB, optimizer %.2f MiB, RSS %.0f MiB\n",
               Median(r, "param_bytes") / mib, Median(r, "params_unsharded_peak_bytes") / mib, Median(r, "grad_bytes") / mib,
               Median(r, "optim_state_bytes") / mib, Median(r, "host_rss_peak") / mib);
-  for (const auto& c : r["checks"]) {
-    std::printf("  check %-9s %s  %s\n", c["name"].get<std::string>().c_str(), c["passed"].get<bool>() ? "PASS" : "FAIL",
-                c["detail"].get<std::string>().c_str());
+  for (const auto& c : r.checks) {
+    std::printf("  check %-9s %s  %s\n", c.name.c_str(), c.passed ? "PASS" : "FAIL", c.detail.c_str());
   }
   std::printf("  results         %s\n", path.c_str());
 }
 
 void PrintIndex(const nlohmann::json& index, const std::string& out_dir) {
   std::printf("\n%-64s %-7s %-8s %s\n", "instance", "colour", "expected", "");
-  for (const auto& e : index["instances"]) {
-    std::printf("%-64s %-7s %-8s %s\n", e["name"].get<std::string>().c_str(), e["colour"].get<std::string>().c_str(),
-                e["expect"].get<std::string>().c_str(), e["as_expected"].get<bool>() ? "ok" : "UNEXPECTED");
+  for (const auto& e : ReadIndex(index, out_dir + "/index.json")) {
+    std::printf("%-64s %-7s %-8s %s\n", e.name.value_or("").c_str(), e.colour.value_or("").c_str(), e.expect.value_or("").c_str(),
+                e.as_expected.value_or(false) ? "ok" : "UNEXPECTED");
   }
   std::printf("index: %s/index.json\n", out_dir.c_str());
 }

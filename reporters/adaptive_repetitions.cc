@@ -30,8 +30,13 @@ double SpreadUpperBound(double spread, size_t n) {
   return spread * std::sqrt(k / (k * c * c * c));
 }
 
-bool GatedSampled(const nlohmann::json& metric, const GatePolicy& policy) {
-  return metric.value("kind", "") == "sampled" && policy.rule_for(metric.value("name", ""), "sampled").gate;
+bool GatedSampled(const StoredMetric& metric, const GatePolicy& policy) {
+  return metric.kind == "sampled" && policy.rule_for(metric.name, "sampled").gate;
+}
+
+// `run` hands over the launches' results.json as read, without their paths.
+StoredResult ReadLaunch(const nlohmann::json& launch, size_t index) {
+  return ReadResult(launch, "the result of launch " + std::to_string(index + 1));
 }
 
 }  // namespace
@@ -50,7 +55,7 @@ std::optional<int> ParseAutoRepetitions(const std::string& text) {
 
 size_t GatedSampledMetrics(const nlohmann::json& result, const GatePolicy& policy) {
   size_t n = 0;
-  for (const auto& m : result.value("metrics", nlohmann::json::array())) n += GatedSampled(m, policy);
+  for (const auto& m : ReadLaunch(result, 0).metrics) n += GatedSampled(m, policy);
   return n;
 }
 
@@ -65,15 +70,17 @@ PinStatus PinnedSoFar(const std::vector<nlohmann::json>& launches, const Adaptiv
   if (launches.empty()) return out;
   out.pinned = true;
   double widest = -1;
-  for (const auto& metric : launches.front().value("metrics", nlohmann::json::array())) {
+  std::vector<StoredResult> results;
+  for (size_t i = 0; i < launches.size(); ++i) results.push_back(ReadLaunch(launches[i], i));
+  for (const auto& metric : results.front().metrics) {
     if (!GatedSampled(metric, plan.policy)) continue;
-    const std::string name = metric["name"];
+    const std::string name = metric.name;
     const MetricRule rule = plan.policy.rule_for(name, "sampled");
     // The samples the comparison will judge: one median per launch, or every step.
     std::vector<double> samples;
-    for (const auto& launch : launches) {
-      for (const auto& m : launch["metrics"]) {
-        if (m.value("name", "") != name) continue;
+    for (const auto& launch : results) {
+      for (const auto& m : launch.metrics) {
+        if (m.name != name) continue;
         const auto got = SamplesFor(m, rule);
         samples.insert(samples.end(), got.begin(), got.end());
       }

@@ -37,28 +37,18 @@ bool Worse(const std::string& better, double ratio_or_delta_sign) {
 // that dtype): absent on one side means 0 there, a real change.
 bool OmittedWhenZero(const std::string& name) { return name.rfind("comm_", 0) == 0 || name.rfind("param_bytes_", 0) == 0; }
 
-const nlohmann::json* FindMetric(const nlohmann::json& result, const std::string& name) {
-  for (const auto& m : result["metrics"]) {
-    if (m["name"] == name) return &m;
-  }
-  return nullptr;
-}
+double ExactValue(const StoredMetric* m) { return m && m->median ? *m->median : 0; }
 
-double ExactValue(const nlohmann::json* m) {
-  if (!m || m->value("median", nlohmann::json()).is_null()) return 0;
-  return (*m)["median"].get<double>();
-}
-
-void JudgeExact(MetricComparison& c, const nlohmann::json* base, const nlohmann::json* current, const MetricRule& rule) {
+void JudgeExact(MetricComparison& c, const StoredMetric* base, const StoredMetric* current, const MetricRule& rule) {
   c.base = ExactValue(base);
   c.current = ExactValue(current);
   c.base_samples = c.current_samples = 1;
   c.ratio = Ratio(c.base, c.current);
   const double delta = c.current - c.base;
   std::string where;
-  if (base && current && (*base)["per_rank"].size() == (*current)["per_rank"].size()) {
-    for (size_t r = 0; r < (*base)["per_rank"].size(); ++r) {
-      const double b = (*base)["per_rank"][r].get<double>(), k = (*current)["per_rank"][r].get<double>();
+  if (base && current && base->per_rank.size() == current->per_rank.size()) {
+    for (size_t r = 0; r < base->per_rank.size(); ++r) {
+      const double b = base->per_rank[r], k = current->per_rank[r];
       if (b != k) {
         where = "; rank " + std::to_string(r) + ": " + Fixed(b, 0) + " -> " + Fixed(k, 0);
         break;
@@ -93,11 +83,6 @@ void ApplyHolds(MetricComparison& c, const MetricRule& rule, bool has_current) {
   };
   if (rule.at_least && c.current < *rule.at_least) violated("at least", *rule.at_least);
   if (rule.at_most && c.current > *rule.at_most) violated("at most", *rule.at_most);
-}
-
-nlohmann::json ProvenanceOf(const nlohmann::json& result) {
-  const auto it = result.find("provenance");
-  return it != result.end() && it->is_object() ? *it : nlohmann::json::object();
 }
 
 // The scenario fields that differ between two resolved configs ("train.steps 20 -> 10").
@@ -170,14 +155,19 @@ std::string TodayUtc() {
   return buf;
 }
 
-std::vector<double> SamplesFor(const nlohmann::json& metric, const MetricRule& rule) {
+std::vector<double> SamplesFor(const StoredMetric& metric, const MetricRule& rule) {
   std::vector<double> out;
+  auto finite = [&](const std::vector<double>& v) {  // null as written (a non-finite value) is no sample
+    for (double x : v) {
+      if (!std::isnan(x)) out.push_back(x);
+    }
+  };
   if (rule.samples == "steps") {
-    for (const auto& x : metric["samples"]) out.push_back(x.get<double>());
-  } else if (metric.contains("repetition_medians")) {
-    for (const auto& x : metric["repetition_medians"]) out.push_back(x.get<double>());
-  } else if (!metric.value("median", nlohmann::json()).is_null()) {
-    out.push_back(metric["median"].get<double>());  // one launch, one sample
+    finite(metric.samples);
+  } else if (metric.repetition_medians) {
+    finite(*metric.repetition_medians);
+  } else if (metric.median) {
+    out.push_back(*metric.median);  // one launch, one sample
   }
   return out;
 }
@@ -291,31 +281,30 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
       out.notes.push_back("instance '" + b.name + "' has no base result (it could not run there): nothing to compare");
       continue;
     }
+    const StoredResult br = ReadInstance(b), cr = ReadInstance(*c);
     std::vector<std::string> diffs;
-    DiffConfig(b.result["scenario"].value("config", nlohmann::json::object()),
-               c->result["scenario"].value("config", nlohmann::json::object()), "", diffs);
+    DiffConfig(br.config, cr.config, "", diffs);
     for (const auto& d : diffs) out.notes.push_back("instance '" + b.name + "': scenario differs: " + d);
     // A version matrix: the libraries each side ran (the peer's torch, transformers, peft, or
     // our own build's torch), so a regression reads as one between versions.
     std::vector<std::string> versions;
-    const nlohmann::json pb = ProvenanceOf(b.result), pc = ProvenanceOf(c->result);
-    DiffConfig(pb.value("peer", nlohmann::json::object()), pc.value("peer", nlohmann::json::object()), "peer", versions);
-    if (pb.value("torch", "") != pc.value("torch", "")) {
-      versions.push_back("torch \"" + pb.value("torch", "") + "\" -> \"" + pc.value("torch", "") + "\"");
+    DiffConfig(br.peer, cr.peer, "peer", versions);
+    if (br.torch.value_or("") != cr.torch.value_or("")) {
+      versions.push_back("torch \"" + br.torch.value_or("") + "\" -> \"" + cr.torch.value_or("") + "\"");
     }
     for (const auto& v : versions) {
       if (v.find("peer.python") == std::string::npos) out.notes.push_back("instance '" + b.name + "': versions differ: " + v);
     }
 
     std::vector<std::string> names;
-    for (const auto& m : b.result["metrics"]) names.push_back(m["name"]);
-    for (const auto& m : c->result["metrics"]) {
-      if (!FindMetric(b.result, m["name"])) names.push_back(m["name"]);
+    for (const auto& m : br.metrics) names.push_back(m.name);
+    for (const auto& m : cr.metrics) {
+      if (!br.metric(m.name)) names.push_back(m.name);
     }
     for (const auto& name : names) {
-      const nlohmann::json* bm = FindMetric(b.result, name);
-      const nlohmann::json* cm = FindMetric(c->result, name);
-      const nlohmann::json& any = bm ? *bm : *cm;
+      const StoredMetric* bm = br.metric(name);
+      const StoredMetric* cm = cr.metric(name);
+      const StoredMetric& any = bm ? *bm : *cm;
       if ((!bm || !cm) && !OmittedWhenZero(name)) {
         out.notes.push_back("instance '" + b.name + "': metric " + name + (bm ? " missing from the current" : " new in the current") + " results");
         continue;
@@ -323,10 +312,10 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
       MetricComparison mc;
       mc.instance = b.name;
       mc.metric = name;
-      mc.unit = any.value("unit", "");
-      mc.kind = any.value("kind", "sampled");
+      mc.unit = any.unit;
+      mc.kind = any.kind;
       const MetricRule rule = policy.rule_for(name, mc.kind);
-      mc.better = rule.better.value_or(any.value("better", "lower"));
+      mc.better = rule.better.value_or(any.better);
       mc.gated = rule.gate;
       if (mc.kind == "exact") {
         JudgeExact(mc, bm, cm, rule);
@@ -376,9 +365,8 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
       }
       continue;
     }
-    for (const auto& check : c.result["checks"]) {
-      out.checks.push_back({c.name, check.value("name", ""), check.value("detail", ""), check.value("passed", false),
-                            c.expect == "red" && c.as_expected});
+    for (const auto& check : ReadInstance(c).checks) {
+      out.checks.push_back({c.name, check.name, check.detail, check.passed, c.expect == "red" && c.as_expected});
     }
   }
   return out;

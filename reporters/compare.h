@@ -84,7 +84,7 @@ struct Comparison {
 Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePolicy& policy, const std::string& today);
 
 // One metric's samples as a rule reads them (repetition medians or every step).
-std::vector<double> SamplesFor(const nlohmann::json& metric, const MetricRule& rule);
+std::vector<double> SamplesFor(const StoredMetric& metric, const MetricRule& rule);
 // Phase one of judging a sampled metric: medians, ratio, interval, the test's p-value and the
 // spread, from its samples on both sides (unjudged when either side has fewer than min_samples).
 void MeasureSampled(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current,

@@ -37,25 +37,27 @@ nlohmann::json ComparisonJson(const Comparison& c) {
 // Per rank, the distribution of busy time (step time minus time blocked in collectives) and
 // of step time over the measured steps of every repetition: the straggler shows as the rank
 // whose busy time sits above the others' (step times agree: ranks wait for each other).
-nlohmann::json RankStepsJson(const nlohmann::json& result) {
-  nlohmann::json reps = result.value("per_rank_steps_by_repetition", nlohmann::json());
-  nlohmann::json from = result.value("measured_from_step_by_repetition", nlohmann::json());
-  if (!reps.is_array()) {
-    if (!result.contains("per_rank_steps")) return nlohmann::json::array();
-    reps = nlohmann::json::array({result["per_rank_steps"]});
-    from = nlohmann::json::array({result.value("measured_from_step", int64_t{0})});
+nlohmann::json RankStepsJson(const StoredResult& result) {
+  std::vector<std::optional<RankSteps>> reps;
+  std::vector<int64_t> from;
+  if (result.per_rank_steps_by_repetition) {
+    reps = *result.per_rank_steps_by_repetition;
+    from = result.measured_from_step_by_repetition.value_or(std::vector<int64_t>{});
+  } else if (result.per_rank_steps) {
+    reps = {result.per_rank_steps};
+    from = {result.measured_from_step.value_or(0)};
   }
   std::vector<std::vector<double>> busy, step;
   for (size_t i = 0; i < reps.size(); ++i) {
-    if (!reps[i].is_object()) continue;
-    const auto& seconds = reps[i]["step_seconds"];
-    const auto& wait = reps[i]["comm_wait_seconds"];
-    const size_t first = i < from.size() ? from[i].get<size_t>() : 0;
+    if (!reps[i]) continue;  // a launch that did not train
+    const auto& seconds = reps[i]->step_seconds;
+    const auto& wait = reps[i]->comm_wait_seconds;  // the same shape (results_reader.h)
+    const size_t first = i < from.size() ? static_cast<size_t>(from[i]) : 0;
     for (size_t r = 0; r < seconds.size(); ++r) {
       if (busy.size() <= r) busy.resize(r + 1), step.resize(r + 1);
       for (size_t s = first; s < seconds[r].size(); ++s) {
-        step[r].push_back(seconds[r][s].get<double>());
-        busy[r].push_back(seconds[r][s].get<double>() - wait[r][s].get<double>());
+        step[r].push_back(seconds[r][s]);
+        busy[r].push_back(seconds[r][s] - wait[r][s]);
       }
     }
   }
@@ -77,23 +79,25 @@ nlohmann::json InstancesJson(const ResultSet* base, const ResultSet& current) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& inst : current.instances) {
     if (inst.result.is_null()) continue;
-    nlohmann::json entry = {{"name", inst.name}, {"status", inst.status}, {"memory", inst.result.value("memory", nlohmann::json::array())},
-                            {"memory_model", inst.result.value("memory_model", nlohmann::json())},
-                            {"loss_current", inst.result.value("loss", nlohmann::json::array())}, {"loss_base", nlohmann::json()}};
+    const StoredResult result = ReadInstance(inst);
+    nlohmann::json memory = nlohmann::json::array();
+    for (const auto& m : result.memory) memory.push_back(ToJson(m));
+    nlohmann::json entry = {{"name", inst.name}, {"status", inst.status}, {"memory", memory},
+                            {"memory_model", result.memory_model}, {"loss_current", result.loss}, {"loss_base", nlohmann::json()}};
     if (base) {
-      if (const InstanceResult* b = base->find(inst.name); b && !b->result.is_null()) entry["loss_base"] = b->result.value("loss", nlohmann::json());
+      if (const InstanceResult* b = base->find(inst.name); b && !b->result.is_null()) entry["loss_base"] = ReadInstance(*b).loss;
     }
-    entry["rank_steps"] = RankStepsJson(inst.result);
+    entry["rank_steps"] = RankStepsJson(result);
     // The headline metrics, for a page that shows one run on its own.
     static const std::vector<std::string> kHeadline = {"tokens_per_s", "step_time", "mfu", "init_time", "peak_allocated",
                                                        "device_reserved_peak", "host_rss_peak", "grad_bytes",
                                                        "kernel_overlap_ratio", "params_trainable", "straggler_ratio",
                                                        "step_time_busy"};
     entry["metrics"] = nlohmann::json::array();
-    for (const auto& m : inst.result.value("metrics", nlohmann::json::array())) {
-      if (std::find(kHeadline.begin(), kHeadline.end(), m.value("name", "")) == kHeadline.end()) continue;
-      entry["metrics"].push_back({{"name", m["name"]}, {"kind", m.value("kind", "")}, {"unit", m.value("unit", "")},
-                                  {"current", m.value("median", nlohmann::json())}});
+    for (const auto& m : result.metrics) {
+      if (std::find(kHeadline.begin(), kHeadline.end(), m.name) == kHeadline.end()) continue;
+      entry["metrics"].push_back({{"name", m.name}, {"kind", m.kind}, {"unit", m.unit},
+                                  {"current", m.median ? nlohmann::json(*m.median) : nlohmann::json()}});
     }
     out.push_back(entry);
   }
@@ -103,8 +107,8 @@ nlohmann::json InstancesJson(const ResultSet* base, const ResultSet& current) {
 void AddProvenance(nlohmann::json& out, const std::string& label, const ResultSet& set) {
   for (const auto& inst : set.instances) {
     if (inst.result.is_null()) continue;
-    out.push_back({{"label", label}, {"source", set.source}, {"started_at", inst.result.value("started_at", "")},
-                   {"provenance", inst.result.value("provenance", nlohmann::json::object())}});
+    const StoredResult result = ReadInstance(inst);
+    out.push_back({{"label", label}, {"source", set.source}, {"started_at", result.started_at}, {"provenance", result.provenance}});
     return;  // one per run: every instance of a run shares the build and host
   }
 }

@@ -21,46 +21,27 @@ std::string WithoutEngine(const std::string& name) {
   return std::regex_replace(s, std::regex(R"(\[\])"), "");
 }
 
-// The resolved scenario config of a result ({} when absent).
-nlohmann::json ConfigOf(const nlohmann::json& result) {
-  const auto scenario = result.find("scenario");
-  if (scenario == result.end() || !scenario->is_object()) return nlohmann::json::object();
-  return scenario->value("config", nlohmann::json::object());
-}
-
-const nlohmann::json* Metric(const nlohmann::json& result, const std::string& name) {
-  const auto metrics = result.find("metrics");
-  if (metrics == result.end() || !metrics->is_array()) return nullptr;
-  for (const auto& m : *metrics) {
-    if (m.value("name", "") == name) return &m;
-  }
-  return nullptr;
-}
-
-std::vector<double> Numbers(const nlohmann::json& array) {  // nulls (non-finite values) skipped
+std::vector<double> Finite(const std::vector<double>& values) {  // nulls as written (non-finite values) skipped
   std::vector<double> out;
-  for (const auto& v : array) {
-    if (v.is_number()) out.push_back(v.get<double>());
+  for (double v : values) {
+    if (!std::isnan(v)) out.push_back(v);
   }
   return out;
 }
 
-bool HasRepetitions(const nlohmann::json& m) {
-  return m.contains("repetition_medians") && m["repetition_medians"].size() >= 3;
-}
+bool HasRepetitions(const StoredMetric& m) { return m.repetition_medians && m.repetition_medians->size() >= 3; }
 
-std::optional<RatioFigure> Ratio(const nlohmann::json& a, const nlohmann::json& b, const std::vector<std::string>& metrics) {
+std::optional<RatioFigure> Ratio(const StoredResult& a, const StoredResult& b, const std::vector<std::string>& metrics) {
   for (const auto& name : metrics) {  // the first metric both sides have
-    const nlohmann::json *ma = Metric(a, name), *mb = Metric(b, name);
+    const StoredMetric *ma = a.metric(name), *mb = b.metric(name);
     if (!ma || !mb) continue;
     // Repetition medians when both sides have enough launches to speak for launch-to-launch
     // noise, else both sides' measured steps: never one kind against the other.
-    const std::string kind = HasRepetitions(*ma) && HasRepetitions(*mb) ? "repetitions" : "steps";
-    const char* key = kind == "repetitions" ? "repetition_medians" : "samples";
-    const std::vector<double> sa = Numbers(ma->value(key, nlohmann::json::array()));
-    const std::vector<double> sb = Numbers(mb->value(key, nlohmann::json::array()));
+    const bool repetitions = HasRepetitions(*ma) && HasRepetitions(*mb);
+    const std::vector<double> sa = Finite(repetitions ? *ma->repetition_medians : ma->samples);
+    const std::vector<double> sb = Finite(repetitions ? *mb->repetition_medians : mb->samples);
     if (sa.empty() || sb.empty()) continue;
-    return RatioFigure{name, BootstrapMedianRatio(sb, sa), sa.size(), sb.size(), kind};
+    return RatioFigure{name, BootstrapMedianRatio(sb, sa), sa.size(), sb.size(), repetitions ? "repetitions" : "steps"};
   }
   return std::nullopt;
 }
@@ -94,11 +75,13 @@ std::string LossText(const EnginePair& p) {
 std::vector<EnginePair> PairEngines(const std::vector<const ResultSet*>& sets) {
   // scenario -> engine -> instance (the first found).
   std::map<std::string, std::map<std::string, const InstanceResult*>> by_scenario;
+  std::map<const InstanceResult*, StoredResult> results;
   std::vector<std::string> order;
   for (const ResultSet* set : sets) {
     for (const auto& inst : set->instances) {
       if (inst.result.is_null()) continue;
-      const std::string engine = ConfigOf(inst.result).value("engine", "");
+      const StoredResult& result = results.emplace(&inst, ReadInstance(inst)).first->second;
+      const std::string engine = result.config_fields.engine.value_or("");
       const std::string key = WithoutEngine(inst.name);
       if (!by_scenario.count(key)) order.push_back(key);
       by_scenario[key].emplace(engine, &inst);
@@ -110,25 +93,21 @@ std::vector<EnginePair> PairEngines(const std::vector<const ResultSet*>& sets) {
     for (const auto& [a_engine, b_engine] : kPairs) {
       if (!engines.count(a_engine) || !engines.count(b_engine)) continue;
       const InstanceResult &a = *engines.at(a_engine), &b = *engines.at(b_engine);
+      const StoredResult &ra = results.at(&a), &rb = results.at(&b);
       EnginePair p{key, a_engine, b_engine, a.name, b.name};
-      const nlohmann::json checks = ConfigOf(a.result).value("checks", nlohmann::json::object());
-      p.loss_rtol = checks.value("loss_rtol", 1e-5);
-      auto losses = [](const nlohmann::json& r) {  // null (non-finite) reads as NaN: never "equal"
-        std::vector<double> out;
-        for (const auto& v : r.value("loss", nlohmann::json::array())) out.push_back(v.is_number() ? v.get<double>() : std::nan(""));
-        return out;
-      };
-      const auto la = losses(a.result), lb = losses(b.result);
-      p.judged = std::min<int64_t>({checks.value("loss_parity_steps", int64_t{8}), static_cast<int64_t>(la.size()),
+      p.loss_rtol = ra.config_fields.loss_rtol.value_or(1e-5);
+      const std::vector<double>& la = ra.loss;  // null (non-finite) reads as NaN: never "equal"
+      const std::vector<double>& lb = rb.loss;
+      p.judged = std::min<int64_t>({ra.config_fields.loss_parity_steps.value_or(8), static_cast<int64_t>(la.size()),
                                     static_cast<int64_t>(lb.size())});
       if (la.size() != lb.size()) p.note = "loss curves of different lengths (" + std::to_string(la.size()) + " vs " + std::to_string(lb.size()) + ")";
       for (int64_t s = 0; s < p.judged; ++s) {
         const double rel = std::abs(la[s] - lb[s]) / std::max(std::abs(lb[s]), 1e-12);
         p.loss_max_rel = std::isnan(rel) ? std::numeric_limits<double>::infinity() : std::max(p.loss_max_rel, rel);
       }
-      p.tokens = Ratio(a.result, b.result, {"tokens_per_s"});
-      p.memory = Ratio(a.result, b.result, {"device_reserved_peak", "host_rss_peak"});
-      p.init = Ratio(a.result, b.result, {"init_time"});
+      p.tokens = Ratio(ra, rb, {"tokens_per_s"});
+      p.memory = Ratio(ra, rb, {"device_reserved_peak", "host_rss_peak"});
+      p.init = Ratio(ra, rb, {"init_time"});
       out.push_back(p);
     }
   }

@@ -28,20 +28,18 @@ History BuildHistory(const std::vector<ResultSet>& runs, const std::string& inst
     h.runs.push_back(runs[r].source);
     h.started_at.push_back(runs[r].started_at);
     h.provenance.push_back(nlohmann::json::object());
+    bool first = true;
     for (const auto& inst : runs[r].instances) {
-      if (!inst.result.is_null()) {
-        h.provenance.back() = inst.result.value("provenance", nlohmann::json::object());
-        break;
-      }
-    }
-    for (const auto& inst : runs[r].instances) {
-      if (inst.result.is_null() || !GlobMatch(instance_glob, inst.name)) continue;
-      for (const auto& m : inst.result["metrics"]) {
-        const std::string name = m["name"];
-        if (!GlobMatch(metric_glob, name) || m.value("median", nlohmann::json()).is_null()) continue;
-        auto [it, fresh] = index.try_emplace({inst.name, name}, h.series.size());
-        if (fresh) h.series.push_back({inst.name, name, m.value("unit", ""), m.value("better", "lower"), m.value("kind", "sampled"), {}, {}});
-        h.series[it->second].points.push_back({r, m["median"].get<double>()});
+      if (inst.result.is_null()) continue;
+      const StoredResult result = ReadInstance(inst);
+      if (first) h.provenance.back() = result.provenance;  // one build and host per run
+      first = false;
+      if (!GlobMatch(instance_glob, inst.name)) continue;
+      for (const auto& m : result.metrics) {
+        if (!GlobMatch(metric_glob, m.name) || !m.median) continue;
+        auto [it, fresh] = index.try_emplace({inst.name, m.name}, h.series.size());
+        if (fresh) h.series.push_back({inst.name, m.name, m.unit, m.better, m.kind, {}, {}});
+        h.series[it->second].points.push_back({r, *m.median});
       }
     }
   }

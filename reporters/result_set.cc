@@ -2,37 +2,26 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "engine/common/error.h"
-#include "reporters/run_result.h"
+#include "reporters/results_reader.h"
 
 namespace shardbench {
 namespace fs = std::filesystem;
 namespace {
 
-nlohmann::json ReadJson(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path.string() + ": cannot be read");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw InputError(path.string() + ": not valid JSON: " + e.what());
-  }
-}
+nlohmann::json ReadJson(const fs::path& path) { return ReadJsonFile(path.string()); }
 
 bool IsResult(const nlohmann::json& j) { return j.is_object() && j.contains("schema_version") && j.contains("metrics"); }
 bool IsIndex(const nlohmann::json& j) { return j.is_object() && j.contains("instances") && j["instances"].is_array(); }
 
+// Checked in full here (results_reader.h), so that every report reads a valid result.
 InstanceResult FromResult(nlohmann::json j, const fs::path& path) {
-  if (j["schema_version"] != kResultsSchemaVersion) {
-    throw InputError(path.string() + ": results schema version " + j["schema_version"].dump() + ", this build reads " +
-                     std::to_string(kResultsSchemaVersion));
-  }
+  const StoredResult stored = ReadResultFile(j, path.string());
   InstanceResult r;
-  r.name = j["scenario"].value("name", path.stem().string());
-  r.status = j.value("status", "ok");
-  r.message = j.value("message", "");
+  r.name = stored.name.value_or(path.stem().string());
+  r.status = stored.status;
+  r.message = stored.message;
   r.file = path.string();
   r.result = std::move(j);
   return r;
@@ -41,17 +30,17 @@ InstanceResult FromResult(nlohmann::json j, const fs::path& path) {
 ResultSet FromIndex(const nlohmann::json& index, const fs::path& path) {
   ResultSet set;
   set.source = path.string();
-  for (const auto& entry : index["instances"]) {
+  for (const IndexEntry& entry : ReadIndex(index, path.string())) {
     InstanceResult r;
-    if (entry.contains("file") && entry["file"].is_string()) {
-      const fs::path file = path.parent_path() / entry["file"].get<std::string>();
+    if (entry.file) {
+      const fs::path file = path.parent_path() / *entry.file;
       r = FromResult(ReadJson(file), file);
     }
-    r.name = entry.value("name", r.name);
-    r.status = entry.value("status", r.result.is_null() ? "error" : r.status);
-    r.message = entry.value("message", r.message);
-    r.expect = entry.value("expect", "");
-    r.as_expected = entry.value("as_expected", false);
+    r.name = entry.name.value_or(r.name);
+    r.status = entry.status.value_or(r.result.is_null() ? "error" : r.status);
+    r.message = entry.message.value_or(r.message);
+    r.expect = entry.expect.value_or("");
+    r.as_expected = entry.as_expected.value_or(false);
     set.instances.push_back(std::move(r));
   }
   return set;
@@ -60,12 +49,16 @@ ResultSet FromIndex(const nlohmann::json& index, const fs::path& path) {
 void SetStartedAt(ResultSet& set) {
   for (const auto& i : set.instances) {
     if (i.result.is_null()) continue;
-    const std::string t = i.result.value("started_at", "");
+    const std::string t = ReadInstance(i).started_at;
     if (!t.empty() && (set.started_at.empty() || t < set.started_at)) set.started_at = t;
   }
 }
 
 }  // namespace
+
+StoredResult ReadInstance(const InstanceResult& i) {
+  return ReadResult(i.result, i.file.empty() ? "results of " + i.name : i.file);
+}
 
 const InstanceResult* ResultSet::find(const std::string& name) const {
   for (const auto& i : instances) {

@@ -8,11 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "reporters/results_reader.h"
+
 namespace shardbench {
 
 struct InstanceResult {
   std::string name;
-  nlohmann::json result;    // the results JSON; null when the instance could not run
+  nlohmann::json result;    // the results JSON as written (checked on loading); null when the instance could not run
   std::string status;       // ok | failed | error
   std::string message;
   std::string expect;       // from a suite index: green | red | error ("" if none)
@@ -26,6 +28,10 @@ struct ResultSet {
   std::vector<InstanceResult> instances;
   const InstanceResult* find(const std::string& name) const;
 };
+
+// An instance's result, typed (reports read it through this, never the JSON by name); its file
+// names it in errors. Not for an instance that could not run (result null).
+StoredResult ReadInstance(const InstanceResult& instance);
 
 // InputError naming the path for anything that is not results (or is of another schema version).
 ResultSet LoadResultSet(const std::string& path);

@@ -28,16 +28,18 @@ nlohmann::json ToJson(const Metric& m) {
   return j;
 }
 
+nlohmann::json ToJson(const RankMemory& m) {
+  auto opt = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"rank", m.rank}, {"categories", m.categories}, {"peak_by_category", m.peak_by_category},
+          {"held", m.held}, {"peak_allocated", opt(m.peak_allocated)},
+          {"peak_reserved", opt(m.peak_reserved)}, {"host_rss_peak", m.host_rss_peak}};
+}
+
 nlohmann::json ToJson(const RunResult& r) {
   nlohmann::json metrics = nlohmann::json::array();
   for (const auto& m : r.metrics) metrics.push_back(ToJson(m));
   nlohmann::json memory = nlohmann::json::array();
-  for (const auto& m : r.memory) {
-    auto opt = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-    memory.push_back({{"rank", m.rank}, {"categories", m.categories}, {"peak_by_category", m.peak_by_category},
-                      {"held", m.held}, {"peak_allocated", opt(m.peak_allocated)},
-                      {"peak_reserved", opt(m.peak_reserved)}, {"host_rss_peak", m.host_rss_peak}});
-  }
+  for (const auto& m : r.memory) memory.push_back(ToJson(m));
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& c : r.checks) checks.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
   nlohmann::json out = {{"schema_version", kResultsSchemaVersion},

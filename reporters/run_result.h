@@ -65,5 +65,6 @@ struct RunResult {
 nlohmann::json ToJson(const RunResult& r);
 // A metric's summary (median, p10, p90, min, max) is computed from its samples here.
 nlohmann::json ToJson(const Metric& m);
+nlohmann::json ToJson(const RankMemory& m);
 
 }  // namespace shardbench

@@ -1,0 +1,221 @@
+#include "reporters/results_reader.h"
+
+#include <fstream>
+
+#include "engine/common/error.h"
+#include "reporters/json_field.h"
+
+namespace shardbench {
+namespace {
+
+// A file must hold every field the schema requires; a result in memory (merged launches, a
+// test's fixture) may leave out what no report needs, and those take their defaults. Either
+// way, a field that is there is checked.
+struct Reader {
+  bool strict;
+  std::optional<JsonField> Field(const JsonField& parent, const std::string& key) const {
+    return strict ? std::optional<JsonField>(parent.Required(key)) : parent.Optional(key);
+  }
+};
+
+std::optional<double> NumberOrNull(const std::optional<JsonField>& f) {
+  if (!f || f->json().is_null()) return std::nullopt;
+  return f->Number();
+}
+
+std::map<std::string, int64_t> Bytes(const JsonField& f) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [key, value] : f.Members()) out[key] = value.NonNegativeInteger();
+  return out;
+}
+
+StoredMetric ReadMetric(const JsonField& in, const Reader& r) {
+  StoredMetric m;
+  m.name = in.Required("name").String();
+  const JsonField f = in.At(in.path().substr(0, in.path().rfind('[')) + "." + m.name);  // "metrics.step_time"
+  m.unit = f.Required("unit").String();
+  m.better = f.Required("better").OneOf({"lower", "higher"});
+  m.kind = f.Required("kind").OneOf({"exact", "sampled"});
+  m.samples = f.Required("samples").NumbersOrNaN();
+  m.per_rank = f.Required("per_rank").NumbersOrNaN();
+  m.median = NumberOrNull(r.Field(f, "median"));
+  m.p10 = NumberOrNull(r.Field(f, "p10"));
+  m.p90 = NumberOrNull(r.Field(f, "p90"));
+  m.min = NumberOrNull(r.Field(f, "min"));
+  m.max = NumberOrNull(r.Field(f, "max"));
+  if (auto reps = f.Optional("repetition_medians")) m.repetition_medians = reps->NumbersOrNaN();
+  return m;
+}
+
+RankMemory ReadMemory(const JsonField& f, const Reader& r) {
+  RankMemory m;
+  if (auto v = r.Field(f, "rank")) m.rank = static_cast<int>(v->NonNegativeInteger());
+  if (auto v = r.Field(f, "categories")) m.categories = Bytes(*v);
+  if (auto v = f.Optional("peak_by_category")) m.peak_by_category = Bytes(*v);
+  if (auto v = f.Optional("held")) m.held = Bytes(*v);
+  if (auto v = r.Field(f, "peak_allocated"); v && !v->json().is_null()) m.peak_allocated = v->NonNegativeInteger();
+  if (auto v = r.Field(f, "peak_reserved"); v && !v->json().is_null()) m.peak_reserved = v->NonNegativeInteger();
+  if (auto v = r.Field(f, "host_rss_peak")) m.host_rss_peak = v->NonNegativeInteger();
+  return m;
+}
+
+RankSteps ReadRankSteps(const JsonField& f) {
+  RankSteps s;
+  const auto seconds = f.Required("step_seconds").Elements(), wait = f.Required("comm_wait_seconds").Elements();
+  if (wait.size() != seconds.size()) f.Required("comm_wait_seconds").Fail(std::to_string(seconds.size()) + " ranks (as step_seconds)");
+  for (size_t r = 0; r < seconds.size(); ++r) {
+    s.step_seconds.push_back(seconds[r].NumbersOrNaN());
+    s.comm_wait_seconds.push_back(wait[r].NumbersOrNaN());
+    if (s.comm_wait_seconds[r].size() != s.step_seconds[r].size()) {
+      wait[r].Fail(std::to_string(s.step_seconds[r].size()) + " steps (as step_seconds[" + std::to_string(r) + "])");
+    }
+  }
+  return s;
+}
+
+ConfigFields ReadConfigFields(const JsonField& config) {
+  ConfigFields c;
+  if (auto v = config.Optional("engine")) c.engine = v->String();
+  if (auto train = config.Optional("train")) {
+    if (auto w = train->Optional("warmup_steps")) {
+      if (w->json().is_string()) {
+        w->OneOf({"auto"});  // found in the steps themselves: no number to read
+      } else {
+        c.warmup_steps = w->NonNegativeInteger();
+      }
+    }
+  }
+  if (auto checks = config.Optional("checks")) {
+    if (auto v = checks->Optional("loss_rtol")) c.loss_rtol = v->Number();
+    if (auto v = checks->Optional("loss_parity_steps")) c.loss_parity_steps = v->NonNegativeInteger();
+  }
+  return c;
+}
+
+StoredResult Read(const nlohmann::json& document, const std::string& file, const Reader& r) {
+  const JsonField root(document, file);
+  StoredResult out;
+  out.source = file;
+  if (auto v = r.Field(root, "schema_version")) out.schema_version = v->Integer();
+  if (auto v = r.Field(root, "run_id")) out.run_id = v->String();
+  if (auto v = r.Field(root, "started_at")) out.started_at = v->String();
+  if (auto v = r.Field(root, "provenance")) {
+    out.provenance = v->Object();
+    if (auto torch = v->Optional("torch")) out.torch = torch->String();
+    if (auto peer = v->Optional("peer")) out.peer = peer->Object();
+  }
+  if (auto v = r.Field(root, "scenario")) {
+    out.scenario = v->Object();
+    if (auto name = r.Field(*v, "name")) out.name = name->String();
+    if (auto config = r.Field(*v, "config")) {
+      out.config = config->Object();
+      out.config_fields = ReadConfigFields(*config);
+    }
+  }
+  if (auto v = r.Field(root, "status")) out.status = v->OneOf({"ok", "failed", "error"});
+  if (auto v = r.Field(root, "message")) out.message = v->String();
+  for (const auto& m : root.Required("metrics").Elements()) out.metrics.push_back(ReadMetric(m, r));
+  if (auto v = r.Field(root, "memory")) {
+    for (const auto& m : v->Elements()) out.memory.push_back(ReadMemory(m, r));
+  }
+  if (auto v = r.Field(root, "checks")) {
+    for (const auto& c : v->Elements()) {
+      out.checks.push_back({c.Required("name").String(), c.Required("passed").Bool(), c.Required("detail").String()});
+    }
+  }
+  if (auto v = r.Field(root, "loss")) out.loss = v->NumbersOrNaN();
+  if (auto v = root.Optional("memory_model"); v && !v->json().is_null()) out.memory_model = v->Object();
+  if (auto v = root.Optional("per_rank_steps")) out.per_rank_steps = ReadRankSteps(*v);
+  if (auto v = root.Optional("steady_state_step")) out.steady_state_step = v->NonNegativeInteger();
+  if (auto v = root.Optional("measured_from_step")) out.measured_from_step = v->NonNegativeInteger();
+  if (auto v = root.Optional("repetitions")) out.repetitions = v->NonNegativeInteger();
+  if (auto v = root.Optional("loss_by_repetition")) {
+    out.loss_by_repetition.emplace();
+    for (const auto& l : v->Elements()) out.loss_by_repetition->push_back(l.NumbersOrNaN());
+  }
+  if (auto v = root.Optional("per_rank_steps_by_repetition")) {
+    out.per_rank_steps_by_repetition.emplace();
+    for (const auto& s : v->Elements()) {
+      out.per_rank_steps_by_repetition->push_back(s.json().is_null() ? std::nullopt : std::optional<RankSteps>(ReadRankSteps(s)));
+    }
+  }
+  if (auto v = root.Optional("measured_from_step_by_repetition")) {
+    out.measured_from_step_by_repetition.emplace();
+    for (const auto& s : v->Elements()) out.measured_from_step_by_repetition->push_back(s.NonNegativeInteger());
+  }
+  return out;
+}
+
+}  // namespace
+
+const StoredMetric* StoredResult::metric(const std::string& wanted) const {
+  for (const auto& m : metrics) {
+    if (m.name == wanted) return &m;
+  }
+  return nullptr;
+}
+
+StoredResult ReadResultFile(const nlohmann::json& document, const std::string& file) {
+  if (!document.is_object()) JsonField(document, file).Fail("a results object");
+  const auto version = document.find("schema_version");
+  if (version == document.end() || *version != kResultsSchemaVersion) {
+    throw InputError(file + ": results schema version " + (version == document.end() ? "missing" : version->dump()) +
+                     ", this build reads " + std::to_string(kResultsSchemaVersion));
+  }
+  return Read(document, file, {true});
+}
+
+StoredResult ReadResult(const nlohmann::json& result, const std::string& source) { return Read(result, source, {false}); }
+
+RunResult ReadRunResult(const nlohmann::json& document, const std::string& file) {
+  StoredResult s = ReadResultFile(document, file);
+  RunResult r;
+  r.run_id = s.run_id;
+  r.started_at = s.started_at;
+  r.provenance = s.provenance;
+  r.scenario = s.scenario;
+  r.status = s.status;
+  r.message = s.message;
+  for (const auto& m : s.metrics) r.metrics.push_back(m);  // the summary is recomputed from the samples on writing
+  r.memory = s.memory;
+  r.checks = s.checks;
+  r.loss = s.loss;
+  if (s.per_rank_steps) {
+    r.rank_step_seconds = s.per_rank_steps->step_seconds;
+    r.rank_comm_wait_seconds = s.per_rank_steps->comm_wait_seconds;
+  }
+  r.steady_state_step = s.steady_state_step;
+  r.measured_from_step = s.measured_from_step;
+  r.memory_model = s.memory_model;
+  return r;
+}
+
+std::vector<IndexEntry> ReadIndex(const nlohmann::json& index, const std::string& file) {
+  std::vector<IndexEntry> out;
+  for (const auto& e : JsonField(index, file).Required("instances").Elements()) {
+    IndexEntry entry;
+    auto text = [&](const char* key) { return e.OptionalNonNull(key) ? std::optional<std::string>(e.Required(key).String()) : std::nullopt; };
+    entry.name = text("name");
+    entry.file = text("file");
+    entry.status = text("status");
+    entry.message = text("message");
+    entry.expect = text("expect");
+    entry.colour = text("colour");
+    if (auto v = e.Optional("as_expected")) entry.as_expected = v->Bool();
+    if (auto v = e.OptionalNonNull("repetitions")) entry.repetitions = v->NonNegativeInteger();
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+nlohmann::json ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path + ": cannot be read");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path + ": not valid JSON: " + e.what());
+  }
+}
+
+}  // namespace shardbench
