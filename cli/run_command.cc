@@ -21,9 +21,9 @@
 #include "reporters/run_result.h"
 #include "scenarios/scenario_parser.h"
 #include "scenarios/peer_scenario.h"
-#include "suites/peer_launch.h"
-#include "suites/scenario_runner.h"
-#include "suites/suite.h"
+#include "harness/peer_launch.h"
+#include "harness/scenario_runner.h"
+#include "harness/suite.h"
 
 namespace shardbench::cli {
 namespace fs = std::filesystem;

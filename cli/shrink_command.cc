@@ -10,8 +10,8 @@
 #include "engine/common/error.h"
 #include "reporters/result_set.h"
 #include "scenarios/scenario_parser.h"
-#include "suites/shrink.h"
-#include "suites/suite.h"
+#include "harness/shrink.h"
+#include "harness/suite.h"
 
 namespace shardbench::cli {
 namespace fs = std::filesystem;

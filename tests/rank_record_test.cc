@@ -4,7 +4,7 @@
 // with the right kinds; busy time per rank becomes the straggler ratio.
 #include <gtest/gtest.h>
 
-#include "suites/rank_record.h"
+#include "harness/rank_record.h"
 
 namespace shardbench {
 namespace {

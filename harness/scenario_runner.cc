@@ -1,4 +1,4 @@
-#include "suites/scenario_runner.h"
+#include "harness/scenario_runner.h"
 
 #include <ATen/ATen.h>
 
@@ -18,14 +18,14 @@
 #include "reporters/provenance.h"
 #include "reporters/steady_state.h"
 #include "scenarios/scenario_parser.h"
-#include "suites/checkpoint_harness.h"
-#include "suites/model_source.h"
+#include "harness/checkpoint_harness.h"
+#include "harness/model_source.h"
 #include "suites/engine_setup.h"
-#include "suites/frozen_dtype_check.h"
+#include "harness/frozen_dtype_check.h"
 #include "engine/common/failpoints.h"
-#include "suites/memory_plan.h"
-#include "suites/rank_record.h"
-#include "suites/reference_parity.h"
+#include "harness/memory_plan.h"
+#include "harness/rank_record.h"
+#include "harness/reference_parity.h"
 
 namespace shardbench {
 namespace {

@@ -1,4 +1,4 @@
-#include "suites/rank_record.h"
+#include "harness/rank_record.h"
 
 #include <ATen/ATen.h>
 
