@@ -4,40 +4,43 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <memory>
 
 #include "engine/comm/create_communicator.h"
 #include "engine/common/error.h"
+#include "engine/common/failpoints.h"
 #include "engine/memory/device_memory.h"
 #include "engine/memory/tracking_allocator.h"
 #include "engine/model/hf_weights.h"
 #include "engine/profile/kernel_trace.h"
 #include "engine/profile/matmul_peak.h"
 #include "engine/profile/model_flops.h"
-#include "scenarios/scenario_model.h"
 #include "engine/train/trainer.h"
-#include "reporters/provenance.h"
-#include "reporters/steady_state.h"
-#include "scenarios/scenario_parser.h"
 #include "harness/checkpoint_harness.h"
-#include "harness/model_source.h"
-#include "suites/engine_setup.h"
 #include "harness/frozen_dtype_check.h"
-#include "engine/common/failpoints.h"
 #include "harness/memory_plan.h"
+#include "harness/metric_table.h"
+#include "harness/model_source.h"
 #include "harness/rank_record.h"
 #include "harness/reference_parity.h"
+#include "reporters/provenance.h"
+#include "reporters/steady_state.h"
+#include "scenarios/scenario_model.h"
+#include "scenarios/scenario_parser.h"
+#include "suites/engine_setup.h"
 
 namespace shardbench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using Fingerprints = std::vector<std::pair<std::string, Fingerprint>>;
 
 // Trainable parameters must have moved and frozen ones must not have: the check that turns a
 // silently broken setup (an optimizer holding orphaned parameters) red.
 Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair<std::string, bool>>& trainable,
-                    const std::vector<std::pair<std::string, Fingerprint>>& before,
-                    const std::vector<std::pair<std::string, Fingerprint>>& after) {
+                    const Fingerprints& before, const Fingerprints& after) {
   int64_t unchanged_trainable = 0, changed_frozen = 0;
   std::string example;
   for (size_t i = 0; i < trainable.size(); ++i) {
@@ -57,121 +60,174 @@ Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair
   return c;
 }
 
-}  // namespace
+// One scenario instance on one rank, phase by phase (RunScenarioRank below reads them in
+// order). What a phase leaves for the later ones is a member, declared in the order the phases
+// make it (and torn down in reverse: the engine before the model, everything before the
+// communicator).
+class RankRun {
+ public:
+  RankRun(const Scenario& s, const comm::RankEnv& env, const RunnerOptions& options)
+      : s_(s), env_(env), options_(options) {}
 
-std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv& env, const RunnerOptions& options) {
-  if (env.world_size != s.world_size) {
-    throw InputError("scenario '" + s.name + "' asks for world_size " + std::to_string(s.world_size) +
-                     " but this job has " + std::to_string(env.world_size) + " ranks (WORLD_SIZE)");
+  void setup();                       // connect, build the model, the engine and its optimizer
+  void train();                       // warmup steps, then the measured ones (a save where asked)
+  void measure();                     // what this rank holds and measured, into its record
+  void check_checkpoint();            // a fresh model and engine load what was saved (and resume)
+  std::optional<RunResult> assemble();  // gather every rank's record; rank 0 builds the result
+
+ private:
+  std::vector<model::Batch> micro_batches(int64_t step);
+  void start_measured_window();
+  void record_step(int64_t step, const train::StepTimes& t);
+  void record_device_memory();
+  std::vector<Metric> metrics(const std::vector<RankRecord>& all, const RunResult& r);
+  std::vector<Check> checks(const std::vector<RankRecord>& all, const std::optional<Check>& parity);
+
+  const Scenario& s_;
+  const comm::RankEnv& env_;
+  const RunnerOptions& options_;
+  // setup
+  std::string started_at_;
+  Clock::time_point t_start_;
+  std::unique_ptr<comm::Communicator> comm_;
+  at::Device device_{at::kCPU};
+  BuiltModel built_;
+  int64_t params_total_ = 0, params_trainable_ = 0, trainable_bytes_ = 0;
+  double construct_s_ = 0, shard_s_ = 0, init_peak_ = 0, init_s_ = 0, fingerprint_s_ = 0;
+  std::unique_ptr<EngineUnderTest> engine_;
+  Fingerprints before_, after_;  // the learning check's
+  // train
+  std::unique_ptr<train::Trainer> trainer_;
+  std::unique_ptr<model::DataSource> data_;
+  std::unique_ptr<CheckpointHarness> checkpoint_;
+  std::unique_ptr<RankRecord> rec_;
+  std::unique_ptr<profile::KernelTrace> kernel_trace_;
+  // check_checkpoint
+  std::vector<Check> checkpoint_checks_;
+};
+
+void RankRun::setup() {
+  if (env_.world_size != s_.world_size) {
+    throw InputError("scenario '" + s_.name + "' asks for world_size " + std::to_string(s_.world_size) +
+                     " but this job has " + std::to_string(env_.world_size) + " ranks (WORLD_SIZE)");
   }
   memory::InstallTrackingAllocator();
-  SetScenarioFailpoints(s.failpoints);
-  const std::string started_at = NowIso8601Utc();
-  const auto t_start = Clock::now();
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(s.timeout_s * 1000));
+  SetScenarioFailpoints(s_.failpoints);
+  started_at_ = NowIso8601Utc();
+  t_start_ = Clock::now();
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(s_.timeout_s * 1000));
 
-  // 1. Connect the ranks. A single CPU rank needs no communicator; on GPU the engines' NCCL
-  //    collectives run even alone (one GPU: the same kernels and copies, at world size 1).
-  std::unique_ptr<comm::Communicator> comm;
-  if (env.world_size > 1 || s.backend == "nccl") comm = comm::Connect(s.backend, env, comm::CommOptions{timeout});
-  const at::Device device = s.device() == "cuda" ? at::Device(at::kCUDA, static_cast<int8_t>(env.local_rank))
-                                                 : at::Device(at::kCPU);
+  // Connect the ranks. A single CPU rank needs no communicator; on GPU the engines' NCCL
+  // collectives run even alone (one GPU: the same kernels and copies, at world size 1).
+  if (env_.world_size > 1 || s_.backend == "nccl") comm_ = comm::Connect(s_.backend, env_, comm::CommOptions{timeout});
+  device_ = s_.device() == "cuda" ? at::Device(at::kCUDA, static_cast<int8_t>(env_.local_rank)) : at::Device(at::kCPU);
 
-  // 2. Build the model on every rank (named config, or an HF checkpoint directory): whole
-  //    (init=eager), or on the meta device for the engine to materialise shard by shard.
+  // Build the model on every rank (named config, or an HF checkpoint directory): whole
+  // (init=eager), or on the meta device for the engine to materialise shard by shard.
   const auto t_construct = Clock::now();
-  BuiltModel built = BuildScenarioModel(s, s.train.seed, device);
-  std::unique_ptr<model::LlamaForCausalLM>& llama = built.model;
-  const double construct_s = Since(t_construct) - built.load->seconds;  // allocate + initialise
-  const int64_t params_total = model::CountParameters(*llama, false);
-  const int64_t params_trainable = model::CountParameters(*llama, true);
-  int64_t trainable_bytes = 0;
-  for (auto& p : llama->named_parameters()) {
-    if (p.slot->requires_grad()) trainable_bytes += p.slot->nbytes();
+  built_ = BuildScenarioModel(s_, s_.train.seed, device_);
+  model::LlamaForCausalLM& llama = *built_.model;
+  construct_s_ = Since(t_construct) - built_.load->seconds;  // allocate + initialise
+  params_total_ = model::CountParameters(llama, false);
+  params_trainable_ = model::CountParameters(llama, true);
+  for (auto& p : llama.named_parameters()) {
+    if (p.slot->requires_grad()) trainable_bytes_ += p.slot->nbytes();
   }
 
-  // 3. The engine under test (reference or flat), and its optimizer before or after wrapping.
+  // The engine under test (reference, flat or per_param), and its optimizer before or after wrapping.
   const auto t_shard = Clock::now();
-  const double load_before_shard = built.load->seconds;
-  EngineUnderTest engine(s, *llama, comm.get(), built.materialize);
-  const double shard_s = Since(t_shard) - (built.load->seconds - load_before_shard);  // meta: reads counted as load
+  const double load_before_shard = built_.load->seconds;
+  engine_ = std::make_unique<EngineUnderTest>(s_, llama, comm_.get(), built_.materialize);
+  shard_s_ = Since(t_shard) - (built_.load->seconds - load_before_shard);  // meta: reads counted as load
   // Init's own peak (catalog case 3): building, loading and sharding, before the harness's
   // fingerprints and the first step.
-  const double init_peak = static_cast<double>(memory::Snapshot().peak);
-  const double init_s = Since(t_start);
+  init_peak_ = static_cast<double>(memory::Snapshot().peak);
+  init_s_ = Since(t_start_);
   // The learning check's fingerprints gather every parameter: harness work, kept out of init.
-  std::vector<std::pair<std::string, Fingerprint>> before, after;
   const auto t_fingerprints = Clock::now();
-  if (s.checks.learning) before = engine.fingerprints();
-  const double fingerprint_s = Since(t_fingerprints);
+  if (s_.checks.learning) before_ = engine_->fingerprints();
+  fingerprint_s_ = Since(t_fingerprints);
+}
 
-  // 4. Train: warmup steps first, then the measured ones. With A micro-batches of b samples,
-  //    rank r takes samples [r*A*b, (r+1)*A*b) of each global batch, so every world size and
-  //    accumulation count sees the same global batches.
-  train::Trainer trainer(*llama, engine.optimizer(), comm.get(), engine.sync(), TrainerOptionsFor(s));
-  const std::unique_ptr<model::DataSource> data = ScenarioData(s, llama->config().vocab_size);
-  const int64_t b = s.train.batch_size, accum = s.train.grad_accumulation, total = s.total_steps();
-  auto batches = [&](int64_t step) {
-    std::vector<model::Batch> micro;
-    for (int64_t m = 0; m < accum; ++m) {
-      model::Batch batch = data->batch(step, (env.rank * accum + m) * b, b);
-      batch.input_ids = batch.input_ids.to(device);
-      batch.labels = batch.labels.to(device);
-      micro.push_back(batch);
-    }
-    return micro;
-  };
-  CheckpointHarness checkpoint(s, options.checkpoint_dir, comm.get());
-  RankRecord rec(total);
-  rec.init_peak_bytes = init_peak;  // everything before step 1
-  std::unique_ptr<profile::KernelTrace> kernel_trace;
+// With A micro-batches of b samples, rank r takes samples [r*A*b, (r+1)*A*b) of each global
+// batch, so every world size and accumulation count sees the same global batches.
+std::vector<model::Batch> RankRun::micro_batches(int64_t step) {
+  const int64_t b = s_.train.batch_size, accum = s_.train.grad_accumulation;
+  std::vector<model::Batch> micro;
+  for (int64_t m = 0; m < accum; ++m) {
+    model::Batch batch = data_->batch(step, (env_.rank * accum + m) * b, b);
+    batch.input_ids = batch.input_ids.to(device_);
+    batch.labels = batch.labels.to(device_);
+    micro.push_back(batch);
+  }
+  return micro;
+}
+
+void RankRun::train() {
+  trainer_ = std::make_unique<train::Trainer>(*built_.model, engine_->optimizer(), comm_.get(), engine_->sync(),
+                                              TrainerOptionsFor(s_));
+  data_ = ScenarioData(s_, built_.model->config().vocab_size);
+  const int64_t total = s_.total_steps();
+  checkpoint_ = std::make_unique<CheckpointHarness>(s_, options_.checkpoint_dir, comm_.get());
+  rec_ = std::make_unique<RankRecord>(total);
+  rec_->init_peak_bytes = init_peak_;  // everything before step 1
   for (int64_t step = 0; step < total; ++step) {
-    if (step == s.train.warmup_steps) {  // counts and peaks cover measured steps only
-      if (comm) comm->reset_stats();
-      engine.reset_peaks();
-      memory::ResetPeaks();
-      if (device.is_cuda()) memory::ResetDevicePeaks(device.index());
-      if (s.profile.kernel_trace) {
-        kernel_trace = profile::StartKernelTrace();
-        kernel_trace->collect();  // the warmup's kernels still in flight
-      }
-    }
-    const train::StepTimes t = trainer.step(batches(step));
-    if (kernel_trace) {  // after the step's timer: the flush is the trace's own cost
-      const profile::OverlapSummary o = profile::SummarizeOverlap(kernel_trace->collect());
-      rec.kernel_comm_seconds[step] = 1e-9 * static_cast<double>(o.communication_ns);
-      rec.kernel_exposed_seconds[step] = 1e-9 * static_cast<double>(o.exposed_ns);
-      rec.kernel_compute_seconds[step] = 1e-9 * static_cast<double>(o.compute_ns);
-    }
-    if (step == 0) rec.time_to_first_step = Since(t_start) - fingerprint_s;
-    rec.step_seconds[step] = t.seconds;
-    rec.optimizer_seconds[step] = t.optimizer;
-    rec.grad_sync_seconds[step] = t.grad_sync;
-    rec.comm_wait_seconds[step] = t.comm_wait;
-    rec.loss[step] = t.loss;
-    if (options.on_step && env.rank == 0) {
-      options.on_step({step + 1, total, step < s.train.warmup_steps, t.loss,
-                       static_cast<double>(b * accum * s.train.seq_len * env.world_size) / t.seconds,
-                       HostRssPeakBytes()});
-    }
-    if (checkpoint.saves_after(step + 1)) {
-      checkpoint.save(engine);  // between steps, outside their timers
-      if (kernel_trace) kernel_trace->collect();  // the save's kernels belong to no step
+    if (step == s_.train.warmup_steps) start_measured_window();
+    record_step(step, trainer_->step(micro_batches(step)));
+    if (checkpoint_->saves_after(step + 1)) {
+      checkpoint_->save(*engine_);  // between steps, outside their timers
+      if (kernel_trace_) kernel_trace_->collect();  // the save's kernels belong to no step
     }
   }
-  checkpoint.remember_final(engine);
-  if (kernel_trace && kernel_trace->dropped() > 0) {
-    throw InfraError("kernel trace: CUPTI dropped " + std::to_string(kernel_trace->dropped()) +
-                " kernel records (buffers full); the overlap figures would be wrong");
+  checkpoint_->remember_final(*engine_);
+  if (kernel_trace_ && kernel_trace_->dropped() > 0) {
+    throw InfraError("kernel trace: CUPTI dropped " + std::to_string(kernel_trace_->dropped()) +
+                     " kernel records (buffers full); the overlap figures would be wrong");
   }
-  kernel_trace.reset();
+  kernel_trace_.reset();
+}
 
-  // 5. What this rank holds (exact, from the tensors) and what it measured.
-  const EngineMemory mem = engine.memory();
-  rec.init_seconds = init_s;
-  rec.construct_seconds = construct_s;
-  rec.load_seconds = built.load->seconds;
-  rec.shard_seconds = shard_s;
+// Counts and peaks cover the measured steps only.
+void RankRun::start_measured_window() {
+  if (comm_) comm_->reset_stats();
+  engine_->reset_peaks();
+  memory::ResetPeaks();
+  if (device_.is_cuda()) memory::ResetDevicePeaks(device_.index());
+  if (s_.profile.kernel_trace) {
+    kernel_trace_ = profile::StartKernelTrace();
+    kernel_trace_->collect();  // the warmup's kernels still in flight
+  }
+}
+
+void RankRun::record_step(int64_t step, const train::StepTimes& t) {
+  RankRecord& rec = *rec_;
+  if (kernel_trace_) {  // after the step's timer: the flush is the trace's own cost
+    const profile::OverlapSummary o = profile::SummarizeOverlap(kernel_trace_->collect());
+    rec.kernel_comm_seconds[step] = 1e-9 * static_cast<double>(o.communication_ns);
+    rec.kernel_exposed_seconds[step] = 1e-9 * static_cast<double>(o.exposed_ns);
+    rec.kernel_compute_seconds[step] = 1e-9 * static_cast<double>(o.compute_ns);
+  }
+  if (step == 0) rec.time_to_first_step = Since(t_start_) - fingerprint_s_;
+  rec.step_seconds[step] = t.seconds;
+  rec.optimizer_seconds[step] = t.optimizer;
+  rec.grad_sync_seconds[step] = t.grad_sync;
+  rec.comm_wait_seconds[step] = t.comm_wait;
+  rec.loss[step] = t.loss;
+  if (options_.on_step && env_.rank == 0) {
+    const int64_t tokens = s_.train.batch_size * s_.train.grad_accumulation * s_.train.seq_len * env_.world_size;
+    options_.on_step({step + 1, s_.total_steps(), step < s_.train.warmup_steps, t.loss,
+                      static_cast<double>(tokens) / t.seconds, HostRssPeakBytes()});
+  }
+}
+
+void RankRun::measure() {
+  RankRecord& rec = *rec_;
+  // What this rank holds (exact, from the tensors) and what it measured.
+  const EngineMemory mem = engine_->memory();
+  rec.init_seconds = init_s_;
+  rec.construct_seconds = construct_s_;
+  rec.load_seconds = built_.load->seconds;
+  rec.shard_seconds = shard_s_;
   rec.param_bytes = static_cast<double>(mem.params_sharded + mem.params_unsharded);
   rec.params_sharded_bytes = static_cast<double>(mem.params_sharded);
   rec.params_unsharded_peak_bytes = static_cast<double>(mem.params_unsharded_peak);
@@ -183,113 +239,71 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     rec.param_bytes_by_dtype[d] = it == mem.params_by_dtype.end() ? 0.0 : static_cast<double>(it->second);
   }
   rec.rss_peak_bytes = static_cast<double>(HostRssPeakBytes());
-  rec.checkpoint_bytes_read = static_cast<double>(built.load->bytes_read);
-  if (comm) rec.set_comm(comm->stats());
+  rec.checkpoint_bytes_read = static_cast<double>(built_.load->bytes_read);
+  if (comm_) rec.set_comm(comm_->stats());
   memory::MemoryStats tracked = memory::Snapshot();
   // A save reset the peaks around itself; a save during warmup precedes the measured window.
-  if (checkpoint.stats_before_save() && checkpoint.save_after() > s.train.warmup_steps) {
-    tracked = memory::MaxPeaks(*checkpoint.stats_before_save(), tracked);
+  if (checkpoint_->stats_before_save() && checkpoint_->save_after() > s_.train.warmup_steps) {
+    tracked = memory::MaxPeaks(*checkpoint_->stats_before_save(), tracked);
   }
   rec.tracked_peak = static_cast<double>(tracked.peak);
   rec.tracked_at_peak.assign(tracked.at_peak.begin(), tracked.at_peak.end());
   rec.tracked_peak_by.assign(tracked.peak_by.begin(), tracked.peak_by.end());
-  if (device.is_cuda()) {
-    if (const auto d = memory::ReadDeviceMemory(device.index())) {
-      rec.device_allocated_peak = static_cast<double>(d->allocated_peak);
-      rec.device_reserved_peak = static_cast<double>(d->reserved_peak);
-      rec.device_active_peak = static_cast<double>(d->active_peak);
-      rec.device_alloc_retries = static_cast<double>(d->alloc_retries);
-      rec.device_ooms = static_cast<double>(d->ooms);
-    }
+  record_device_memory();
+  if (s_.checks.learning) after_ = engine_->fingerprints();
+}
+
+void RankRun::record_device_memory() {
+  if (!device_.is_cuda()) return;
+  if (const auto d = memory::ReadDeviceMemory(device_.index())) {
+    rec_->device_allocated_peak = static_cast<double>(d->allocated_peak);
+    rec_->device_reserved_peak = static_cast<double>(d->reserved_peak);
+    rec_->device_active_peak = static_cast<double>(d->active_peak);
+    rec_->device_alloc_retries = static_cast<double>(d->alloc_retries);
+    rec_->device_ooms = static_cast<double>(d->ooms);
   }
-  if (s.checks.learning) after = engine.fingerprints();
+}
 
-  // Checkpoint checks: a fresh model and engine load what was saved (and resume from it).
-  const std::vector<Check> checkpoint_checks =
-      checkpoint.run_checks(rec.loss, {[&](uint64_t seed) { return BuildScenarioModel(s, seed, device); }, batches});
-  checkpoint.finish();
-  const CheckpointMeasures& cm = checkpoint.measures();
-  rec.checkpoint_save_seconds = cm.save_seconds;
-  rec.checkpoint_load_seconds = cm.load_seconds;
-  rec.checkpoint_bytes = cm.bytes_this_rank;
-  rec.checkpoint_bytes_total = cm.bytes_total;
-  rec.checkpoint_save_peak_bytes = cm.save_peak_bytes;
+void RankRun::check_checkpoint() {
+  checkpoint_checks_ = checkpoint_->run_checks(
+      rec_->loss, {[&](uint64_t seed) { return BuildScenarioModel(s_, seed, device_); },
+                   [&](int64_t step) { return micro_batches(step); }});
+  checkpoint_->finish();
+  const CheckpointMeasures& cm = checkpoint_->measures();
+  rec_->checkpoint_save_seconds = cm.save_seconds;
+  rec_->checkpoint_load_seconds = cm.load_seconds;
+  rec_->checkpoint_bytes = cm.bytes_this_rank;
+  rec_->checkpoint_bytes_total = cm.bytes_total;
+  rec_->checkpoint_save_peak_bytes = cm.save_peak_bytes;
+}
 
-  // 6. Gather every rank's record; rank 0 assembles the result (and trains the reference for
-  //    loss parity, after measuring, while the others wait).
-  std::vector<RankRecord> all = GatherRankRecords(rec, comm.get());
+// Rank 0 also trains the reference for loss parity, after measuring, while the others wait.
+std::optional<RunResult> RankRun::assemble() {
+  std::vector<RankRecord> all = GatherRankRecords(*rec_, comm_.get());
   std::optional<Check> parity;
-  if (env.rank == 0 && LossParityApplies(s)) parity = LossParityCheck(s, rec.loss);
-  if (comm) comm->barrier();  // nobody tears down the store while others still use it
-  if (env.rank != 0) return std::nullopt;
+  if (env_.rank == 0 && LossParityApplies(s_)) parity = LossParityCheck(s_, rec_->loss);
+  if (comm_) comm_->barrier();  // nobody tears down the store while others still use it
+  if (env_.rank != 0) return std::nullopt;
 
   RunResult r;
-  r.run_id = options.run_id;
-  r.started_at = started_at;
-  r.provenance = CollectProvenance(env.world_size, s.backend);
-  r.scenario = {{"name", s.name}, {"source", s.source}, {"config", YamlToJson(ScenarioToYaml(s))},
-                {"overrides", s.overrides}, {"matrix", nlohmann::json::object()}};
-  r.loss = rec.loss;
-  const int64_t global_tokens = b * accum * s.train.seq_len * env.world_size;
+  r.run_id = options_.run_id;
+  r.started_at = started_at_;
+  r.provenance = CollectProvenance(env_.world_size, s_.backend);
+  r.scenario = {{"name", s_.name}, {"source", s_.source}, {"config", YamlToJson(ScenarioToYaml(s_))},
+                {"overrides", s_.overrides}, {"matrix", nlohmann::json::object()}};
+  r.loss = rec_->loss;
   // Where the step times settle, from the data; warmup auto samples the step-time metrics from
   // there (at most half the steps dropped), everything else keeps the nominal warmup's window.
   r.steady_state_step = SteadyStateStep(SlowestRankStepSeconds(all));
-  r.measured_from_step = s.train.warmup_auto ? std::min(*r.steady_state_step, total / 2) : s.train.warmup_steps;
+  r.measured_from_step = s_.train.warmup_auto ? std::min(*r.steady_state_step, s_.total_steps() / 2) : s_.train.warmup_steps;
   for (const auto& a : all) {
     r.rank_step_seconds.push_back(a.step_seconds);
     r.rank_comm_wait_seconds.push_back(a.comm_wait_seconds);
   }
-  r.metrics = BuildMetrics(all, s.train.warmup_steps, global_tokens, params_total, params_trainable, r.measured_from_step);
-  // Model FLOPs (engine/profile/model_flops.h): per token from the shapes, and what the
-  // measured tokens/s achieve (MFU's numerator; its denominator needs a device's peak).
-  const double flops_per_token = static_cast<double>(profile::ModelFlopsPerToken(ScenarioModelConfig(s), s.lora, s.train.seq_len).per_token());
-  r.metrics.push_back({"model_flops_per_token", "FLOPs", "lower", "exact", {flops_per_token}, {}});
-  for (const auto& m : std::vector<Metric>(r.metrics)) {
-    if (m.name != "tokens_per_s") continue;
-    Metric achieved{"achieved_flops_per_s", "FLOP/s", "higher", "sampled", {}, {}};
-    for (double t : m.samples) achieved.samples.push_back(t * flops_per_token);
-    for (double t : m.per_rank) achieved.per_rank.push_back(t * flops_per_token);
-    r.metrics.push_back(achieved);
-    if (device.is_cuda()) {
-      // MFU: the model FLOPs all ranks achieve over world_size times one device's peak, both
-      // the peak this device reaches in a bf16 matmul now and the datasheet's (when known).
-      const double peak = profile::CalibrateMatmulPeak(device, at::kBFloat16, 8192).best_flops_per_s;
-      r.metrics.push_back({"matmul_peak_flops_per_s", "FLOP/s", "higher", "sampled", {peak}, {}});
-      auto mfu_against = [&](const std::string& name, double device_peak) {
-        Metric mfu{name, "ratio", "higher", "sampled", {}, {}};
-        for (double a : achieved.samples) mfu.samples.push_back(a / (device_peak * env.world_size));
-        r.metrics.push_back(mfu);
-      };
-      mfu_against("mfu", peak);
-      if (auto datasheet = profile::DatasheetBf16Peak(profile::CudaDeviceName(device.index()))) mfu_against("mfu_datasheet", *datasheet);
-    }
-  }
+  r.metrics = metrics(all, r);
   r.memory = BuildMemory(all);
-  r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s, 0), ToJson(r)["memory"][0]);
-  if (s.checks.learning) r.checks.push_back(LearningCheck(rec.loss, engine.trainable(), before, after));
-  if (s.checks.frozen_dtype) r.checks.push_back(FrozenDtypeCheck(*llama, built.loaded));
-  if (parity) r.checks.push_back(*parity);
-  r.checks.insert(r.checks.end(), checkpoint_checks.begin(), checkpoint_checks.end());
-  // Gradient bytes a rank holds over the trainable bytes it owns (catalog case 1's measure).
-  const double owned = static_cast<double>(trainable_bytes) / env.world_size;
-  double worst = 0;
-  if (owned > 0) {
-    Metric blowup_metric{"grad_blowup", "ratio", "lower", "exact", {}, {}};
-    for (const auto& a : all) {
-      worst = std::max(worst, a.grad_bytes);
-      blowup_metric.per_rank.push_back(a.grad_bytes / owned);
-    }
-    blowup_metric.samples = {worst / owned};
-    r.metrics.push_back(blowup_metric);
-  }
-  if (s.checks.max_grad_blowup > 0) {
-    const double blowup = owned > 0 ? worst / owned : 0.0;
-    char detail[256];
-    std::snprintf(detail, sizeof(detail),
-                  "a rank holds %.0f gradient bytes for %.0f trainable bytes it owns: %.2fx (limit %.2fx)", worst, owned,
-                  blowup, s.checks.max_grad_blowup);
-    r.checks.push_back({"grad_memory", blowup <= s.checks.max_grad_blowup, detail});
-  }
+  r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s_, 0), ToJson(r)["memory"][0]);
+  r.checks = checks(all, parity);
   r.status = "ok";
   for (const auto& c : r.checks) {
     if (!c.passed) {
@@ -298,6 +312,61 @@ std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv&
     }
   }
   return r;
+}
+
+// The metric table's metrics (harness/metric_table.h), from the records and this run's facts.
+std::vector<Metric> RankRun::metrics(const std::vector<RankRecord>& all, const RunResult& r) {
+  RunFacts facts;
+  facts.warmup_steps = s_.train.warmup_steps;
+  facts.step_metrics_from = r.measured_from_step;
+  facts.global_tokens = s_.train.batch_size * s_.train.grad_accumulation * s_.train.seq_len * env_.world_size;
+  facts.params_total = params_total_;
+  facts.params_trainable = params_trainable_;
+  // Model FLOPs per token from the shapes (engine/profile/model_flops.h): what the measured
+  // tokens/s achieve is MFU's numerator; its denominator needs a device's peak.
+  facts.flops_per_token =
+      static_cast<double>(profile::ModelFlopsPerToken(ScenarioModelConfig(s_), s_.lora, s_.train.seq_len).per_token());
+  if (device_.is_cuda()) {
+    // The peak this device reaches in a bf16 matmul now, and the datasheet's (when known).
+    facts.matmul_peak = profile::CalibrateMatmulPeak(device_, at::kBFloat16, 8192).best_flops_per_s;
+    facts.datasheet_peak = profile::DatasheetBf16Peak(profile::CudaDeviceName(device_.index()));
+  }
+  facts.trainable_bytes = trainable_bytes_;
+  return BuildMetrics(all, facts);
+}
+
+std::vector<Check> RankRun::checks(const std::vector<RankRecord>& all, const std::optional<Check>& parity) {
+  std::vector<Check> out;
+  if (s_.checks.learning) out.push_back(LearningCheck(rec_->loss, engine_->trainable(), before_, after_));
+  if (s_.checks.frozen_dtype) out.push_back(FrozenDtypeCheck(*built_.model, built_.loaded));
+  if (parity) out.push_back(*parity);
+  out.insert(out.end(), checkpoint_checks_.begin(), checkpoint_checks_.end());
+  if (s_.checks.max_grad_blowup > 0) {
+    // Gradient bytes a rank holds over the trainable bytes it owns (catalog case 1's measure).
+    const double owned = static_cast<double>(trainable_bytes_) / env_.world_size;
+    double worst = 0;
+    if (owned > 0) {
+      for (const auto& a : all) worst = std::max(worst, a.grad_bytes);
+    }
+    const double blowup = owned > 0 ? worst / owned : 0.0;
+    char detail[256];
+    std::snprintf(detail, sizeof(detail),
+                  "a rank holds %.0f gradient bytes for %.0f trainable bytes it owns: %.2fx (limit %.2fx)", worst, owned,
+                  blowup, s_.checks.max_grad_blowup);
+    out.push_back({"grad_memory", blowup <= s_.checks.max_grad_blowup, detail});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv& env, const RunnerOptions& options) {
+  RankRun run(s, env, options);
+  run.setup();
+  run.train();
+  run.measure();
+  run.check_checkpoint();
+  return run.assemble();
 }
 
 }  // namespace shardbench
