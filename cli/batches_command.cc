@@ -9,7 +9,7 @@
 #include "engine/common/error.h"
 #include "scenarios/scenario_model.h"
 #include "scenarios/scenario_parser.h"
-#include "suites/suite.h"
+#include "harness/suite.h"
 
 namespace shardbench::cli {
 namespace {

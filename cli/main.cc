@@ -18,8 +18,8 @@
 #include "engine/model/llama_config.h"
 #include "reporters/adaptive_repetitions.h"
 #include "scenarios/scenario_parser.h"
-#include "suites/memory_plan.h"
-#include "suites/suite.h"
+#include "harness/memory_plan.h"
+#include "harness/suite.h"
 
 namespace {
 

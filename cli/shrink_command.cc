@@ -5,13 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/run_command.h"
 #include "engine/common/durable_file.h"
 #include "engine/common/error.h"
 #include "reporters/result_set.h"
 #include "scenarios/scenario_parser.h"
-#include "suites/shrink.h"
-#include "suites/suite.h"
+#include "harness/run_target.h"
+#include "harness/shrink.h"
+#include "harness/suite.h"
 
 namespace shardbench::cli {
 namespace fs = std::filesystem;
@@ -59,12 +59,12 @@ int ShrinkCommand(const ShrinkArgs& args, const std::string& self_exe) {
     std::snprintf(name, sizeof(name), "attempt-%02d", attempt++);
     const fs::path dir = out / name;
     fs::remove_all(dir);
-    RunArgs run;
+    RunRequest run;
     run.target = args.target;
     run.out_dir = dir.string();
     run.overrides = Concat(args.overrides, reductions);
     run.quiet = true;
-    const int rc = RunCommand(run, self_exe);
+    const int rc = RunTarget(run, {}, self_exe);
     std::string key;
     for (const auto& r : reductions) key += r + " ";
     dir_of[key] = dir;

@@ -1,5 +1,5 @@
 // `shardbench shrink SCENARIO --metric M --at-least X [--out DIR] [key=value ...]`: the smallest
-// scenario (suites/shrink.h) whose metric M stays at least X. Writes DIR/minimal.yaml, the
+// scenario (harness/shrink.h) whose metric M stays at least X. Writes DIR/minimal.yaml, the
 // minimal run's results in DIR/minimal/, every attempt in DIR/attempt-NN/ and DIR/shrink.json.
 #pragma once
 

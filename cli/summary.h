@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "suites/scenario_runner.h"
+#include "harness/scenario_runner.h"
 
 namespace shardbench::cli {
 

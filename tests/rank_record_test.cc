@@ -4,7 +4,10 @@
 // with the right kinds; busy time per rank becomes the straggler ratio.
 #include <gtest/gtest.h>
 
-#include "suites/rank_record.h"
+#include <set>
+
+#include "harness/metric_table.h"
+#include "harness/rank_record.h"
 
 namespace shardbench {
 namespace {
@@ -142,6 +145,29 @@ TEST(RankRecord, StepMetricsStartWhereTheyAreToldKernelMetricsAtWarmup) {
   RankRecord b = a;
   b.step_seconds = {0.3, 0.5, 0.05};
   EXPECT_EQ(SlowestRankStepSeconds({a, b}), (std::vector<double>{0.4, 0.5, 0.1}));
+}
+
+// Every metric is declared once, with a kind and direction gates understand, and every per-rank
+// figure the table names travels in the packed record.
+TEST(RankRecord, MetricTableDeclaresEachMetricOnceAndPacksItsFields) {
+  std::set<std::string> names;
+  RankRecord r(2);
+  double value = 1;
+  for (const MetricRow& row : MetricTable()) {
+    EXPECT_TRUE(names.insert(row.name).second) << row.name;
+    EXPECT_TRUE(std::string(row.kind) == "exact" || std::string(row.kind) == "sampled") << row.name;
+    EXPECT_TRUE(std::string(row.better) == "lower" || std::string(row.better) == "higher") << row.name;
+    EXPECT_TRUE(row.field || row.build) << row.name;
+    if (row.field) r.*row.field = value++;
+  }
+  const RankRecord back = RankRecord::Unpack(r.pack(), 2);
+  for (const MetricRow& row : MetricTable()) {
+    if (row.field) {
+      EXPECT_EQ(back.*row.field, r.*row.field) << row.name;
+    }
+  }
+  EXPECT_EQ(Declared("grad_blowup").kind, "exact");
+  EXPECT_EQ(Declared("tokens_per_s").better, "higher");
 }
 
 }  // namespace

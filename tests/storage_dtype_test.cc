@@ -11,7 +11,7 @@
 #include "engine/model/storage_dtype.h"
 #include "engine/shard/flat_sharded_model.h"
 #include "engine/shard/per_param_sharded_model.h"
-#include "suites/model_source.h"
+#include "harness/model_source.h"
 #include "tests/layout_only_comm.h"
 #include "tests/multi_rank.h"
 

@@ -1,4 +1,4 @@
-"""The `learning` check as shardbench's runner makes it (suites/scenario_runner.cc): the loss
+"""The `learning` check as shardbench's runner makes it (harness/scenario_runner.cc): the loss
 dropped, every trainable parameter changed and no frozen one did. Each rank fingerprints the part
 of every parameter it holds (a DTensor's local shard, an FSDP1 view or flat parameter); a
 parameter changed when it changed on any rank that holds some of it."""

@@ -17,7 +17,7 @@
 #include "reporters/run_result.h"
 #include "scenarios/scenario.h"
 #include "suites/engine_setup.h"
-#include "suites/model_source.h"
+#include "harness/model_source.h"
 
 namespace shardbench {
 

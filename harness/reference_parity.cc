@@ -1,4 +1,4 @@
-#include "suites/reference_parity.h"
+#include "harness/reference_parity.h"
 
 #include <ATen/ATen.h>
 
@@ -10,7 +10,7 @@
 #include "engine/optim/param_groups.h"
 #include "engine/train/trainer.h"
 #include "suites/engine_setup.h"
-#include "suites/model_source.h"
+#include "harness/model_source.h"
 
 namespace shardbench {
 

@@ -1,11 +1,11 @@
-#include "suites/memory_plan.h"
+#include "harness/memory_plan.h"
 
 #include <filesystem>
 
 #include "engine/shard/mixed_precision.h"
 #include "scenarios/scenario_model.h"
 #include "suites/engine_setup.h"
-#include "suites/model_source.h"
+#include "harness/model_source.h"
 
 namespace shardbench {
 

@@ -1,4 +1,4 @@
-#include "suites/shrink.h"
+#include "harness/shrink.h"
 
 #include <map>
 

@@ -1,4 +1,4 @@
-#include "suites/checkpoint_harness.h"
+#include "harness/checkpoint_harness.h"
 
 #include <ATen/ATen.h>
 

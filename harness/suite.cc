@@ -1,4 +1,4 @@
-#include "suites/suite.h"
+#include "harness/suite.h"
 
 #include <cstdlib>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "suites/model_source.h"
+#include "harness/model_source.h"
 
 #include <filesystem>
 

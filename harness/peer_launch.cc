@@ -1,4 +1,4 @@
-#include "suites/peer_launch.h"
+#include "harness/peer_launch.h"
 
 #include <ATen/ATen.h>
 
@@ -13,9 +13,9 @@
 #include "engine/common/durable_file.h"
 #include "engine/common/error.h"
 #include "reporters/provenance.h"
-#include "suites/model_source.h"
-#include "suites/reference_parity.h"
-#include "suites/suite.h"
+#include "harness/model_source.h"
+#include "harness/reference_parity.h"
+#include "harness/suite.h"
 
 namespace shardbench {
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 
 #include "engine/model/llama.h"
 #include "reporters/run_result.h"
-#include "suites/model_source.h"
+#include "harness/model_source.h"
 
 namespace shardbench {
 

@@ -1,10 +1,10 @@
 // What one rank measured in a run, as a fixed-layout vector of doubles so every rank's record
 // can be all-gathered in one collective; and the pure functions that turn the gathered records
-// into the result's metrics and memory sections.
+// into the result's memory section. The per-rank figures it packs are the ones the metric table
+// names (harness/metric_table.h, which turns the records into the result's metrics).
 #pragma once
 
 #include <array>
-#include <optional>
 #include <vector>
 
 #include <c10/core/ScalarType.h>
@@ -60,12 +60,6 @@ struct RankRecord {
 // All ranks' records, in rank order (just `local` when comm is null).
 std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communicator* comm);
 
-// `warmup_steps` bounds the windows that reset after warmup (kernel trace); the step-time
-// metrics (step time, tokens/s, optimizer share, grad sync, straggler ratio, busy time) sample
-// the steps from `step_metrics_from` (warmup auto: the detected steady state; default: warmup).
-std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t warmup_steps, int64_t global_tokens,
-                                 int64_t params_total, int64_t params_trainable,
-                                 std::optional<int64_t> step_metrics_from = std::nullopt);
 // Per step (warmup included), the slowest rank's step time: what steady-state detection reads.
 std::vector<double> SlowestRankStepSeconds(const std::vector<RankRecord>& ranks);
 std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks);

@@ -1,4 +1,4 @@
-#include "suites/frozen_dtype_check.h"
+#include "harness/frozen_dtype_check.h"
 
 #include <c10/util/Exception.h>
 

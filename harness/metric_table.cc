@@ -1,0 +1,402 @@
+#include "harness/metric_table.h"
+
+#include <algorithm>
+#include <iterator>
+#include <numeric>
+
+#include "engine/common/error.h"
+#include "engine/shard/mixed_precision.h"
+#include "reporters/statistics.h"
+
+namespace shardbench {
+
+// The gathered records and the run's facts, with the windows the step metrics sample.
+struct MetricInputs {
+  const std::vector<RankRecord>& ranks;
+  const RunFacts& facts;
+  int64_t steps;   // warmup included
+  int64_t warmup;  // the kernel trace's window starts here
+  int64_t from;    // the step-time metrics' window starts here
+  double world;
+};
+
+namespace {
+
+constexpr size_t kCollectives = static_cast<size_t>(comm::Collective::kCount);
+
+double Max(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+Metric DeclaredBy(const MetricRow& row, std::string name = "") {
+  return Metric{name.empty() ? row.name : std::move(name), row.unit, row.better, row.kind, {}, {}};
+}
+const MetricRow& Row(const std::string& name) {
+  for (const MetricRow& row : MetricTable()) {
+    if (name == row.name) return row;
+  }
+  throw InfraError("metric '" + name + "' is not declared in harness/metric_table.cc");
+}
+const Metric* Built(const std::vector<Metric>& out, const std::string& name) {
+  for (const Metric& m : out) {
+    if (m.name == name) return &m;
+  }
+  return nullptr;
+}
+
+std::vector<double> PerRank(const MetricInputs& in, double (*of)(const RankRecord&, size_t), size_t i = 0) {
+  std::vector<double> v;
+  for (const auto& r : in.ranks) v.push_back(of(r, i));
+  return v;
+}
+// samples {the largest rank's}, per_rank each rank's: exact for byte and count figures.
+Metric LargestRank(Metric m, std::vector<double> per_rank) {
+  m.samples = {Max(per_rank)};
+  m.per_rank = std::move(per_rank);
+  return m;
+}
+
+// ---- Builders: each row whose metric is not simply one recorded figure per rank. ----
+
+// Per step from `from`, the slowest rank's value (ranks step in lockstep: a step lasts as long
+// as its slowest rank); per rank, its median.
+Metric SlowestPerStep(const MetricRow& row, const MetricInputs& in, std::vector<double> RankRecord::*series, int64_t from) {
+  Metric m = DeclaredBy(row);
+  for (int64_t s = from; s < in.steps; ++s) {
+    std::vector<double> at_step;
+    for (const auto& r : in.ranks) at_step.push_back((r.*series)[s]);
+    m.samples.push_back(Max(at_step));
+  }
+  for (const auto& r : in.ranks) m.per_rank.push_back(Median(std::vector<double>((r.*series).begin() + from, (r.*series).end())));
+  return m;
+}
+void StepTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(SlowestPerStep(row, in, &RankRecord::step_seconds, in.from));
+}
+void GradSyncTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(SlowestPerStep(row, in, &RankRecord::grad_sync_seconds, in.from));
+}
+// Global tokens over the slowest rank's step; `per_rank_share`: divided by the world size.
+void Tokens(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out, bool per_rank_share) {
+  Metric m = DeclaredBy(row);
+  const double global = static_cast<double>(in.facts.global_tokens);
+  const Metric step = SlowestPerStep(row, in, &RankRecord::step_seconds, in.from);
+  for (double slowest : step.samples) m.samples.push_back(per_rank_share ? global / in.world / slowest : global / slowest);
+  for (double median : step.per_rank) m.per_rank.push_back(global / in.world / median);
+  out.push_back(m);
+}
+void TokensPerS(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) { Tokens(row, in, out, false); }
+void TokensPerSPerRank(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) { Tokens(row, in, out, true); }
+void OptimizerShare(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  Metric m = DeclaredBy(row);
+  for (int64_t s = in.from; s < in.steps; ++s) {
+    std::vector<double> shares;
+    for (const auto& r : in.ranks) shares.push_back(r.optimizer_seconds[s] / r.step_seconds[s]);
+    m.samples.push_back(std::accumulate(shares.begin(), shares.end(), 0.0) / in.world);
+  }
+  for (const auto& r : in.ranks) {
+    double share = 0;
+    for (int64_t s = in.from; s < in.steps; ++s) share += r.optimizer_seconds[s] / r.step_seconds[s];
+    m.per_rank.push_back(share / static_cast<double>(in.steps - in.from));
+  }
+  out.push_back(m);
+}
+// Ranks step in lockstep, so a straggler lengthens every rank's step: its peers wait for it in
+// their collectives. Busy time (step time minus time blocked in collectives) tells it apart.
+void StepTimeBusy(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  auto busy = [](const RankRecord& r, int64_t s) { return r.step_seconds[s] - r.comm_wait_seconds[s]; };
+  Metric m = DeclaredBy(row);
+  for (int64_t s = in.from; s < in.steps; ++s) {
+    std::vector<double> at_step;
+    for (const auto& r : in.ranks) at_step.push_back(busy(r, s));
+    m.samples.push_back(Max(at_step));
+  }
+  for (const auto& r : in.ranks) {
+    std::vector<double> v;
+    for (int64_t s = in.from; s < in.steps; ++s) v.push_back(busy(r, s));
+    m.per_rank.push_back(Percentile(v, 50));
+  }
+  out.push_back(m);
+}
+// The busiest rank's median busy time over the median rank's (1 when all are alike).
+void StragglerRatio(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  const Metric* busy = Built(out, "step_time_busy");
+  if (!busy) return;
+  Metric m = DeclaredBy(row);
+  const double typical = Percentile(busy->per_rank, 50);
+  for (double b : busy->per_rank) m.per_rank.push_back(b / typical);
+  // max/median of one rank is exactly 1 (not a rounding of b/b twice).
+  m.samples = {in.ranks.size() == 1 ? 1.0 : Max(busy->per_rank) / typical};
+  out.push_back(m);
+}
+void KernelCommTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(SlowestPerStep(row, in, &RankRecord::kernel_comm_seconds, in.warmup));
+}
+void KernelExposedCommTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(SlowestPerStep(row, in, &RankRecord::kernel_exposed_seconds, in.warmup));
+}
+void KernelComputeTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(SlowestPerStep(row, in, &RankRecord::kernel_compute_seconds, in.warmup));
+}
+// Over all ranks' communication per step (1 - exposed / total); per rank over its steps.
+void KernelOverlapRatio(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  Metric m = DeclaredBy(row);
+  for (int64_t s = in.warmup; s < in.steps; ++s) {
+    double c = 0, e = 0;
+    for (const auto& r : in.ranks) c += r.kernel_comm_seconds[s];
+    for (const auto& r : in.ranks) e += r.kernel_exposed_seconds[s];
+    m.samples.push_back(c > 0 ? 1.0 - e / c : 1.0);
+  }
+  for (const auto& r : in.ranks) {
+    const double c = std::accumulate(r.kernel_comm_seconds.begin() + in.warmup, r.kernel_comm_seconds.end(), 0.0);
+    const double e = std::accumulate(r.kernel_exposed_seconds.begin() + in.warmup, r.kernel_exposed_seconds.end(), 0.0);
+    m.per_rank.push_back(c > 0 ? 1.0 - e / c : 1.0);
+  }
+  out.push_back(m);
+}
+void ParamsTotal(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  Metric m = DeclaredBy(row);
+  m.samples = {static_cast<double>(in.facts.params_total)};
+  out.push_back(m);
+}
+void ParamsTrainable(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  Metric m = DeclaredBy(row);
+  m.samples = {static_cast<double>(in.facts.params_trainable)};
+  out.push_back(m);
+}
+void ParamBytesByDtype(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  for (size_t d = 0; d < kStorageDtypes.size(); ++d) {  // the dtypes some rank holds
+    auto bytes = PerRank(in, [](const RankRecord& r, size_t i) { return r.param_bytes_by_dtype[i]; }, d);
+    if (Max(bytes) > 0) {
+      out.push_back(LargestRank(DeclaredBy(row, std::string("param_bytes_") + shard::DtypeName(kStorageDtypes[d])), bytes));
+    }
+  }
+}
+void DeviceFragmentation(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(LargestRank(DeclaredBy(row), PerRank(in, [](const RankRecord& r, size_t) {
+    return r.device_reserved_peak - r.device_allocated_peak;
+  })));
+}
+// The whole checkpoint's bytes; per rank, what each rank wrote.
+void CheckpointBytes(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  Metric m = DeclaredBy(row);
+  m.samples = {in.ranks[0].checkpoint_bytes_total};
+  m.per_rank = PerRank(in, [](const RankRecord& r, size_t) { return r.checkpoint_bytes; });
+  out.push_back(m);
+}
+// Count, bytes and time of every collective some rank ran, collective by collective.
+void CommByCollective(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  for (size_t c = 0; c < kCollectives; ++c) {
+    const std::string name = comm::CollectiveName(static_cast<comm::Collective>(c));
+    auto counts = PerRank(in, [](const RankRecord& r, size_t i) { return r.comm_counts[i]; }, c);
+    if (Max(counts) == 0) continue;
+    out.push_back(LargestRank(DeclaredBy(row, "comm_" + name + "_count"), counts));
+    out.push_back(LargestRank(DeclaredBy(Row("comm_{collective}_bytes"), "comm_" + name + "_bytes"),
+                              PerRank(in, [](const RankRecord& r, size_t i) { return r.comm_bytes[i]; }, c)));
+    out.push_back(LargestRank(DeclaredBy(Row("comm_{collective}_time"), "comm_" + name + "_time"),
+                              PerRank(in, [](const RankRecord& r, size_t i) { return r.comm_seconds[i]; }, c)));
+  }
+}
+void BuiltWithTheRowAbove(const MetricRow&, const MetricInputs&, std::vector<Metric>&) {}
+void ModelFlopsPerToken(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  Metric m = DeclaredBy(row);
+  m.samples = {*in.facts.flops_per_token};
+  out.push_back(m);
+}
+void AchievedFlops(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  const Metric* tokens = Built(out, "tokens_per_s");
+  if (!tokens) return;
+  Metric m = DeclaredBy(row);
+  for (double t : tokens->samples) m.samples.push_back(t * *in.facts.flops_per_token);
+  for (double t : tokens->per_rank) m.per_rank.push_back(t * *in.facts.flops_per_token);
+  out.push_back(m);
+}
+void MatmulPeak(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  Metric m = DeclaredBy(row);
+  m.samples = {*in.facts.matmul_peak};
+  out.push_back(m);
+}
+// The model FLOPs all ranks achieve over world size times one device's peak.
+void MfuAgainst(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out, double device_peak) {
+  const Metric* achieved = Built(out, "achieved_flops_per_s");
+  if (!achieved) return;
+  Metric m = DeclaredBy(row);
+  for (double a : achieved->samples) m.samples.push_back(a / (device_peak * in.world));
+  out.push_back(m);
+}
+void Mfu(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) { MfuAgainst(row, in, out, *in.facts.matmul_peak); }
+void MfuDatasheet(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  MfuAgainst(row, in, out, *in.facts.datasheet_peak);
+}
+// Gradient bytes a rank holds over the trainable bytes it owns (catalog case 1's measure).
+void GradBlowup(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  const double owned = static_cast<double>(*in.facts.trainable_bytes) / in.world;
+  Metric m = DeclaredBy(row);
+  double worst = 0;
+  for (const auto& a : in.ranks) {
+    worst = std::max(worst, a.grad_bytes);
+    m.per_rank.push_back(a.grad_bytes / owned);
+  }
+  m.samples = {worst / owned};
+  out.push_back(m);
+}
+
+bool Applies(When when, const MetricInputs& in) {
+  const RankRecord& first = in.ranks[0];
+  switch (when) {
+    case When::kAlways: return true;
+    case When::kStepsMeasured: return in.from < in.steps;
+    case When::kKernelTraced: return in.warmup < in.steps && first.kernel_comm_seconds[in.warmup] >= 0;
+    case When::kGpuRun: return first.device_allocated_peak >= 0;
+    case When::kCheckpointSaved: return first.checkpoint_save_seconds >= 0;
+    case When::kCheckpointLoaded: return first.checkpoint_load_seconds >= 0;
+    case When::kCommunicated: return !first.comm_counts.empty();
+    case When::kFlopsKnown: return in.facts.flops_per_token.has_value();
+    case When::kMatmulCalibrated: return in.facts.matmul_peak.has_value();
+    case When::kDatasheetKnown: return in.facts.datasheet_peak.has_value();
+    case When::kOwnsTrainable: return in.facts.trainable_bytes && static_cast<double>(*in.facts.trainable_bytes) / in.world > 0;
+  }
+  return false;
+}
+
+// The table, in report order. Rows without a builder are one figure per rank (a RankRecord
+// field the runner fills, harness/scenario_runner.cc): samples {the largest rank's}, per_rank
+// each rank's.
+using R = RankRecord;
+using W = When;
+constexpr MetricRow kTable[] = {
+    // name, kind, unit, better, when, field, builder, how measured
+    {"step_time", "sampled", "s", "lower", W::kAlways, nullptr, StepTime,
+     "per measured step the slowest rank's step time (ranks step in lockstep); per rank its median"},
+    {"tokens_per_s", "sampled", "tokens/s", "higher", W::kAlways, nullptr, TokensPerS,
+     "per measured step the global batch's tokens over the slowest rank's step time"},
+    {"tokens_per_s_per_rank", "sampled", "tokens/s", "higher", W::kAlways, nullptr, TokensPerSPerRank,
+     "tokens_per_s over the world size"},
+    {"optimizer_share", "sampled", "ratio", "lower", W::kAlways, nullptr, OptimizerShare,
+     "per measured step the ranks' mean of optimizer time over step time"},
+    {"grad_sync_time", "sampled", "s", "lower", W::kAlways, nullptr, GradSyncTime,
+     "per measured step the slowest rank's gradient synchronisation time"},
+    {"step_time_busy", "sampled", "s", "lower", W::kStepsMeasured, nullptr, StepTimeBusy,
+     "step time minus the time blocked in collectives: per step the busiest rank, per rank its median"},
+    {"straggler_ratio", "sampled", "ratio", "lower", W::kStepsMeasured, nullptr, StragglerRatio,
+     "the busiest rank's median busy time over the median rank's"},
+    {"kernel_comm_time", "sampled", "s", "lower", W::kKernelTraced, nullptr, KernelCommTime,
+     "CUPTI kernel trace: per step after warmup the slowest rank's time some communication kernel ran"},
+    {"kernel_exposed_comm_time", "sampled", "s", "lower", W::kKernelTraced, nullptr, KernelExposedCommTime,
+     "the part of kernel_comm_time no compute kernel overlapped"},
+    {"kernel_compute_time", "sampled", "s", "lower", W::kKernelTraced, nullptr, KernelComputeTime,
+     "per step the slowest rank's compute kernel time"},
+    {"kernel_overlap_ratio", "sampled", "ratio", "higher", W::kKernelTraced, nullptr, KernelOverlapRatio,
+     "1 - exposed / total communication time, over all ranks per step"},
+    {"init_time", "sampled", "s", "lower", W::kAlways, &R::init_seconds, nullptr,
+     "start of the run to the engine set up (building, loading and sharding the model)"},
+    {"init_time_construct", "sampled", "s", "lower", W::kAlways, &R::construct_seconds, nullptr,
+     "allocating and initialising the model (checkpoint reads excluded)"},
+    {"init_time_load", "sampled", "s", "lower", W::kAlways, &R::load_seconds, nullptr, "reading checkpoint weights"},
+    {"init_time_shard", "sampled", "s", "lower", W::kAlways, &R::shard_seconds, nullptr,
+     "setting up the engine under test (meta init: its reads counted as load)"},
+    {"time_to_first_step", "sampled", "s", "lower", W::kAlways, &R::time_to_first_step, nullptr,
+     "start of the run to the end of step 1, the learning check's fingerprints excluded"},
+    {"params_total", "exact", "count", "lower", W::kAlways, nullptr, ParamsTotal, "parameters of the model"},
+    {"params_trainable", "exact", "count", "lower", W::kAlways, nullptr, ParamsTrainable, "parameters that require grad"},
+    {"param_bytes", "exact", "bytes", "lower", W::kAlways, &R::param_bytes, nullptr,
+     "parameter bytes the engine holds between steps, sharded and unsharded, from its tensors"},
+    {"param_bytes_{dtype}", "exact", "bytes", "lower", W::kAlways, nullptr, ParamBytesByDtype,
+     "param_bytes by stored dtype (only the dtypes some rank holds)"},
+    {"params_unsharded_peak_bytes", "exact", "bytes", "lower", W::kAlways, &R::params_unsharded_peak_bytes, nullptr,
+     "the engine's peak of unsharded (gathered) parameter bytes over the measured steps"},
+    {"grad_bytes", "exact", "bytes", "lower", W::kAlways, &R::grad_bytes, nullptr,
+     "gradient bytes the engine holds after the last step"},
+    {"grads_unsharded_peak_bytes", "exact", "bytes", "lower", W::kAlways, &R::grads_unsharded_peak_bytes, nullptr,
+     "the engine's peak of unsharded gradient bytes over the measured steps"},
+    {"optim_state_bytes", "exact", "bytes", "lower", W::kAlways, &R::optim_state_bytes, nullptr,
+     "optimizer state bytes (AdamW moments)"},
+    {"peak_allocated", "exact", "bytes", "lower", W::kAlways, &R::tracked_peak, nullptr,
+     "the tracking allocator's peak over the measured steps (a save's window included)"},
+    {"init_peak_bytes", "exact", "bytes", "lower", W::kAlways, &R::init_peak_bytes, nullptr,
+     "the tracking allocator's peak while building, loading and sharding the model"},
+    {"checkpoint_bytes_read", "exact", "bytes", "lower", W::kAlways, &R::checkpoint_bytes_read, nullptr,
+     "bytes read from the model's checkpoint at init"},
+    {"host_rss_peak", "sampled", "bytes", "lower", W::kAlways, &R::rss_peak_bytes, nullptr,
+     "the process's VmHWM at the end of training"},
+    {"device_allocated_peak", "exact", "bytes", "lower", W::kGpuRun, &R::device_allocated_peak, nullptr,
+     "the CUDA caching allocator's allocated-bytes peak over the measured steps"},
+    {"device_active_peak", "exact", "bytes", "lower", W::kGpuRun, &R::device_active_peak, nullptr,
+     "the CUDA caching allocator's active-bytes peak over the measured steps"},
+    {"device_reserved_peak", "sampled", "bytes", "lower", W::kGpuRun, &R::device_reserved_peak, nullptr,
+     "the CUDA caching allocator's reserved-bytes peak (depends on how the cache split blocks)"},
+    {"device_fragmentation_peak", "sampled", "bytes", "lower", W::kGpuRun, nullptr, DeviceFragmentation,
+     "device_reserved_peak - device_allocated_peak"},
+    {"device_alloc_retries", "exact", "count", "lower", W::kGpuRun, &R::device_alloc_retries, nullptr,
+     "cudaMalloc failures the cache freed blocks and retried after"},
+    {"device_ooms", "exact", "count", "lower", W::kGpuRun, &R::device_ooms, nullptr, "out-of-memory errors"},
+    {"checkpoint_save_time", "sampled", "s", "lower", W::kCheckpointSaved, &R::checkpoint_save_seconds, nullptr,
+     "the save at checkpoint.save_step, between steps"},
+    {"checkpoint_bytes", "exact", "bytes", "lower", W::kCheckpointSaved, &R::checkpoint_bytes, CheckpointBytes,
+     "the whole checkpoint's bytes; per rank, the bytes each rank wrote"},
+    {"checkpoint_save_peak_bytes", "exact", "bytes", "lower", W::kCheckpointSaved, &R::checkpoint_save_peak_bytes, nullptr,
+     "tracked host bytes the save allocated above its starting level, at their peak"},
+    {"checkpoint_load_time", "sampled", "s", "lower", W::kCheckpointLoaded, &R::checkpoint_load_seconds, nullptr,
+     "loading the checkpoint into a fresh model and engine (state_dict_roundtrip, resume)"},
+    {"comm_{collective}_count", "exact", "count", "lower", W::kCommunicated, nullptr, CommByCollective,
+     "calls of each collective some rank ran, over the measured steps"},
+    {"comm_{collective}_bytes", "exact", "bytes", "lower", W::kCommunicated, nullptr, BuiltWithTheRowAbove,
+     "bytes each collective moved (with comm_{collective}_count, collective by collective)"},
+    {"comm_{collective}_time", "sampled", "s", "lower", W::kCommunicated, nullptr, BuiltWithTheRowAbove,
+     "seconds in each collective (with comm_{collective}_count, collective by collective)"},
+    {"model_flops_per_token", "exact", "FLOPs", "lower", W::kFlopsKnown, nullptr, ModelFlopsPerToken,
+     "from the shapes (engine/profile/model_flops.h)"},
+    {"achieved_flops_per_s", "sampled", "FLOP/s", "higher", W::kFlopsKnown, nullptr, AchievedFlops,
+     "tokens_per_s times model_flops_per_token"},
+    {"matmul_peak_flops_per_s", "sampled", "FLOP/s", "higher", W::kMatmulCalibrated, nullptr, MatmulPeak,
+     "a bf16 8192^3 matmul on this device, after the run"},
+    {"mfu", "sampled", "ratio", "higher", W::kMatmulCalibrated, nullptr, Mfu,
+     "achieved_flops_per_s over world size x matmul_peak_flops_per_s"},
+    {"mfu_datasheet", "sampled", "ratio", "higher", W::kDatasheetKnown, nullptr, MfuDatasheet,
+     "achieved_flops_per_s over world size x the datasheet's bf16 peak"},
+    {"grad_blowup", "exact", "ratio", "lower", W::kOwnsTrainable, nullptr, GradBlowup,
+     "gradient bytes a rank holds over the trainable bytes it owns (trainable bytes / world size)"},
+};
+
+}  // namespace
+
+const std::vector<MetricRow>& MetricTable() {
+  static const std::vector<MetricRow> table(std::begin(kTable), std::end(kTable));
+  return table;
+}
+
+Metric Declared(const std::string& name) { return DeclaredBy(Row(name)); }
+
+std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, const RunFacts& facts) {
+  const int64_t steps = static_cast<int64_t>(ranks[0].step_seconds.size());
+  const MetricInputs in{ranks, facts, steps, facts.warmup_steps, facts.step_metrics_from.value_or(facts.warmup_steps),
+                        static_cast<double>(ranks.size())};
+  std::vector<Metric> out;
+  for (const MetricRow& row : MetricTable()) {
+    if (!Applies(row.when, in)) continue;
+    if (row.build) {
+      row.build(row, in, out);
+    } else {
+      std::vector<double> v;
+      for (const auto& r : ranks) v.push_back(r.*row.field);
+      out.push_back(LargestRank(DeclaredBy(row), v));
+    }
+  }
+  return out;
+}
+
+std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, int64_t warmup_steps, int64_t global_tokens,
+                                 int64_t params_total, int64_t params_trainable, std::optional<int64_t> step_metrics_from) {
+  RunFacts facts;
+  facts.warmup_steps = warmup_steps;
+  facts.step_metrics_from = step_metrics_from;
+  facts.global_tokens = global_tokens;
+  facts.params_total = params_total;
+  facts.params_trainable = params_trainable;
+  return BuildMetrics(ranks, facts);
+}
+
+}  // namespace shardbench

@@ -1,0 +1,160 @@
+#include "harness/rank_record.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "engine/memory/tracking_allocator.h"
+#include "harness/metric_table.h"
+
+namespace shardbench {
+namespace {
+constexpr size_t kCollectives = static_cast<size_t>(comm::Collective::kCount);
+constexpr size_t kCategories = memory::kCategories;
+
+// Per-step series, one entry per step (warmup included).
+constexpr std::vector<double> RankRecord::*kSeries[] = {
+    &RankRecord::step_seconds,        &RankRecord::optimizer_seconds,      &RankRecord::grad_sync_seconds,
+    &RankRecord::loss,                &RankRecord::comm_wait_seconds,      &RankRecord::kernel_comm_seconds,
+    &RankRecord::kernel_exposed_seconds, &RankRecord::kernel_compute_seconds};
+
+// One number per rank: every field the metric table names, then the ones only the memory
+// section or another metric reads.
+std::vector<double RankRecord::*> Scalars() {
+  std::vector<double RankRecord::*> out;
+  for (const MetricRow& row : MetricTable()) {
+    if (row.field) out.push_back(row.field);
+  }
+  out.push_back(&RankRecord::params_sharded_bytes);    // memory: held params_sharded
+  out.push_back(&RankRecord::checkpoint_bytes_total);  // checkpoint_bytes' samples
+  return out;
+}
+
+// Fixed-length vectors (padded): per collective, then per memory category, then per dtype.
+std::vector<std::pair<std::vector<double> RankRecord::*, size_t>> Fixed() {
+  return {{&RankRecord::comm_counts, kCollectives},     {&RankRecord::comm_bytes, kCollectives},
+          {&RankRecord::comm_seconds, kCollectives},    {&RankRecord::tracked_at_peak, kCategories},
+          {&RankRecord::tracked_peak_by, kCategories},  {&RankRecord::param_bytes_by_dtype, kStorageDtypes.size()}};
+}
+
+}  // namespace
+
+std::vector<double> SlowestRankStepSeconds(const std::vector<RankRecord>& ranks) {
+  std::vector<double> out(ranks[0].step_seconds.size(), 0.0);
+  for (const auto& r : ranks) {
+    for (size_t s = 0; s < out.size(); ++s) out[s] = std::max(out[s], r.step_seconds[s]);
+  }
+  return out;
+}
+
+void RankRecord::set_comm(const comm::CommStats& stats) {
+  comm_counts.assign(kCollectives, 0);
+  comm_bytes.assign(kCollectives, 0);
+  comm_seconds.assign(kCollectives, 0);
+  for (size_t i = 0; i < kCollectives; ++i) {
+    comm_counts[i] = static_cast<double>(stats[i].count);
+    comm_bytes[i] = static_cast<double>(stats[i].bytes);
+    comm_seconds[i] = stats[i].seconds;
+  }
+}
+
+std::vector<double> RankRecord::pack() const {
+  std::vector<double> out;
+  for (auto series : kSeries) out.insert(out.end(), (this->*series).begin(), (this->*series).end());
+  for (auto scalar : Scalars()) out.push_back(this->*scalar);
+  for (const auto& [field, size] : Fixed()) {
+    std::vector<double> padded(this->*field);
+    padded.resize(size, 0.0);
+    out.insert(out.end(), padded.begin(), padded.end());
+  }
+  return out;
+}
+
+RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
+  RankRecord r(steps);
+  size_t i = 0;
+  for (auto series : kSeries) {
+    for (auto& x : r.*series) x = p[i++];
+  }
+  for (auto scalar : Scalars()) r.*scalar = p[i++];
+  for (const auto& [field, size] : Fixed()) {
+    (r.*field).assign(p.begin() + i, p.begin() + i + size);
+    i += size;
+  }
+  return r;
+}
+
+std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communicator* comm) {
+  const int64_t steps = static_cast<int64_t>(local.step_seconds.size());
+  if (!comm) return {local};
+  std::vector<double> packed = local.pack();
+  at::Tensor in = at::tensor(packed, at::kDouble).to(comm->device());
+  at::Tensor out = at::empty({in.numel() * comm->world_size()}, in.options());
+  comm->all_gather(out, in);
+  out = out.cpu();
+  std::vector<RankRecord> all;
+  for (int r = 0; r < comm->world_size(); ++r) {
+    at::Tensor part = out.narrow(0, r * in.numel(), in.numel()).contiguous();
+    all.push_back(RankRecord::Unpack(std::vector<double>(part.data_ptr<double>(), part.data_ptr<double>() + part.numel()), steps));
+  }
+  return all;
+}
+
+std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks) {
+  std::vector<RankMemory> out;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    RankMemory m;
+    m.rank = static_cast<int>(i);
+    // What the tracking allocator saw at this rank's peak, by category.
+    for (size_t c = 0; c < kCategories; ++c) {
+      const auto cat = memory::CategoryName(static_cast<memory::Category>(c));
+      m.categories[cat] = static_cast<int64_t>(ranks[i].tracked_at_peak[c]);
+      m.peak_by_category[cat] = static_cast<int64_t>(ranks[i].tracked_peak_by[c]);
+    }
+    m.peak_allocated = static_cast<int64_t>(ranks[i].tracked_peak);
+    if (ranks[i].device_allocated_peak >= 0) {  // a GPU run: the device allocator's own peaks
+      m.peak_allocated = static_cast<int64_t>(ranks[i].device_allocated_peak);
+      m.peak_reserved = static_cast<int64_t>(ranks[i].device_reserved_peak);
+    }
+    // What the engine holds between steps, exactly, from its tensors.
+    m.held = {{"params_sharded", static_cast<int64_t>(ranks[i].params_sharded_bytes)},
+              {"params_unsharded", static_cast<int64_t>(ranks[i].param_bytes - ranks[i].params_sharded_bytes)},
+              {"grads", static_cast<int64_t>(ranks[i].grad_bytes)},
+              {"optim_state", static_cast<int64_t>(ranks[i].optim_state_bytes)}};
+    m.host_rss_peak = static_cast<int64_t>(ranks[i].rss_peak_bytes);
+    out.push_back(m);
+  }
+  return out;
+}
+
+nlohmann::json YamlToJson(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json j = nlohmann::json::object();
+      for (const auto& kv : node) j[kv.first.as<std::string>()] = YamlToJson(kv.second);
+      return j;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json j = nlohmann::json::array();
+      for (const auto& item : node) j.push_back(YamlToJson(item));
+      return j;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string s = node.Scalar();
+      if (s == "true" || s == "false") return s == "true";
+      try {
+        size_t used = 0;
+        long long i = std::stoll(s, &used);
+        if (used == s.size()) return i;
+        double d = std::stod(s, &used);
+        if (used == s.size()) return d;
+      } catch (const std::exception&) {
+      }
+      return s;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+}  // namespace shardbench

@@ -1,0 +1,144 @@
+#include "harness/repetition_launch.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+
+#include "engine/comm/process_launcher.h"
+#include "engine/common/error.h"
+#include "harness/peer_launch.h"
+#include "reporters/run_result.h"
+#include "scenarios/peer_scenario.h"
+#include "scenarios/scenario_parser.h"
+
+namespace shardbench {
+namespace fs = std::filesystem;
+namespace {
+
+std::string Tail(const std::string& path, size_t lines) {
+  std::ifstream in(path);
+  std::vector<std::string> all;
+  std::string line;
+  while (std::getline(in, line)) all.push_back(line);
+  std::string out;
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += "    " + all[i] + "\n";
+  return out;
+}
+
+// World size 1 (not a peer): this process is the only rank.
+LaunchOutcome RunInProcess(const Scenario& s, const std::string& rep_dir,
+                           const std::function<void(const StepProgress&)>& on_step) {
+  comm::RankEnv single;
+  try {
+    return {RunAsRank(s, single, rep_dir, on_step), ""};
+  } catch (const Error& e) {
+    std::fprintf(stderr, "shardbench: %s\n", e.what());
+    return {static_cast<int>(e.code()), e.what()};
+  }
+}
+
+// A peer repetition whose ranks finished (0) or failed a check (1): its result, converted.
+std::optional<LaunchOutcome> FinishPeer(const Scenario& s, const std::string& rep_dir, int code) {
+  if (code != 0 && code != 1) return std::nullopt;
+  try {
+    const int finished = FinishPeerRepetition(s, rep_dir, code);
+    if (finished == 0 || fs::is_regular_file(rep_dir + "/result.json")) return LaunchOutcome{finished, ""};
+  } catch (const Error& e) {
+    return LaunchOutcome{static_cast<int>(e.code()), e.what()};
+  } catch (const std::exception& e) {  // e.g. a result.json that is not JSON
+    return LaunchOutcome{static_cast<int>(ExitCode::kInfra), "peer result " + rep_dir + "/result.json unreadable: " + e.what()};
+  }
+  return std::nullopt;
+}
+
+// Why the launch failed: the launcher's message, rank 0's error.txt, the failing rank's log.
+LaunchOutcome Failure(const comm::LaunchResult& launched, const comm::LaunchSpec& spec, const std::string& rep_dir) {
+  LaunchOutcome o{3, launched.message};
+  if (fs::is_regular_file(rep_dir + "/error.txt")) {
+    std::ifstream in(rep_dir + "/error.txt");
+    std::string reason((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    while (!reason.empty() && reason.back() == '\n') reason.pop_back();
+    o.message += ": " + reason;
+  }
+  if (launched.failed_rank >= 0) {
+    const int code = launched.ranks[launched.failed_rank].exit_code;
+    if (code == 1 || code == 2) o.exit_code = code;  // a failed check or bad input, not infrastructure
+    if (launched.failed_rank != 0) {
+      const std::string log = spec.log_dir + "/rank" + std::to_string(launched.failed_rank) + ".log";
+      o.message += "; last lines of " + log + ":\n" + Tail(log, 15);
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string Timestamp() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+std::string SafeName(const std::string& name) {
+  std::string out;
+  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '=' || c == '_') ? c : '_';
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
+int RunAsRank(const Scenario& s, const comm::RankEnv& env, const std::string& out_dir,
+              const std::function<void(const StepProgress&)>& on_step) {
+  RunnerOptions opts;
+  opts.checkpoint_dir = out_dir + "/checkpoint";
+  opts.run_id = s.name + "-" + Timestamp() + "-" + std::to_string(getpid());
+  opts.on_step = on_step;
+  std::optional<RunResult> result = RunScenarioRank(s, env, opts);
+  if (!result) return 0;
+  WriteFileAtomically(out_dir + "/result.json", ToJson(*result).dump(2) + "\n");
+  return result->status == "ok" ? 0 : 1;
+}
+
+LaunchOutcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, const std::string& self_exe, bool quiet,
+                               const std::function<void(const StepProgress&)>& on_step) {
+  fs::create_directories(rep_dir);
+  const std::string resolved = rep_dir + "/scenario.yaml";
+  WriteFileAtomically(resolved, YAML::Dump(ScenarioToYaml(s)) + "\n");
+  const bool peer = IsPeerEngine(s.engine);
+  if (s.world_size == 1 && !peer) return RunInProcess(s, rep_dir, on_step);
+  comm::LaunchSpec spec;
+  if (peer) {  // the same ranks, backend and timeouts, on PyTorch's FSDP (peers/torch_fsdp)
+    try {
+      spec.argv = PreparePeerRepetition(s, resolved, rep_dir);
+    } catch (const Error& e) {
+      return {static_cast<int>(e.code()), e.what()};
+    }
+  } else {
+    spec.argv = {self_exe, "run", resolved, "--out", rep_dir};
+    if (quiet) spec.argv.push_back("--quiet");
+  }
+  spec.nproc = s.world_size;
+  spec.master_addr = comm::RankEnv::FromEnvironment().master_addr;
+  spec.timeout = std::chrono::milliseconds(static_cast<int64_t>(s.timeout_s * 1000) * 2 + 60000);
+  spec.log_dir = rep_dir + "/logs";
+  spec.rank0_to_terminal = true;
+  fs::create_directories(spec.log_dir);
+  std::fflush(stdout);
+  const comm::LaunchResult launched = comm::LaunchLocalRanks(spec);
+  if (peer) {
+    const int code = launched.ok ? 0 : launched.failed_rank >= 0 ? launched.ranks[launched.failed_rank].exit_code : 3;
+    if (std::optional<LaunchOutcome> finished = FinishPeer(s, rep_dir, code)) return *finished;
+  }
+  if (launched.ok) return {0, ""};
+  return Failure(launched, spec, rep_dir);
+}
+
+}  // namespace shardbench

@@ -1,0 +1,34 @@
+// One repetition of one scenario instance: its ranks launched here (world size 1 runs in this
+// process; a peer engine runs PyTorch's FSDP, peers/torch_fsdp), leaving DIR/result.json. And
+// this process as one rank of a job (launched by us, torchrun or srun).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "engine/comm/rendezvous.h"
+#include "harness/scenario_runner.h"
+#include "scenarios/scenario.h"
+
+namespace shardbench {
+
+// "20261202-101500" (UTC), for run ids and default results directories.
+std::string Timestamp();
+// "lora_blowup[use_orig_params=true,wrap_policy=lora_separate]" -> a file name.
+std::string SafeName(const std::string& name);
+
+// Runs this rank and, on rank 0, writes out_dir/result.json. Returns 0, or 1 when a check failed.
+int RunAsRank(const Scenario& s, const comm::RankEnv& env, const std::string& out_dir,
+              const std::function<void(const StepProgress&)>& on_step);
+
+struct LaunchOutcome {
+  int exit_code = 0;  // of the repetition: 0 ok, 1 a check failed, 2 input, 3 infra
+  std::string message;
+};
+
+// Writes rep_dir/scenario.yaml (what the child ranks run), launches the ranks and waits for
+// them. The child ranks are `self_exe run rep_dir/scenario.yaml --out rep_dir [--quiet]`.
+LaunchOutcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, const std::string& self_exe, bool quiet,
+                               const std::function<void(const StepProgress&)>& on_step);
+
+}  // namespace shardbench

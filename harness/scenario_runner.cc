@@ -1,0 +1,372 @@
+#include "harness/scenario_runner.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "engine/comm/create_communicator.h"
+#include "engine/common/error.h"
+#include "engine/common/failpoints.h"
+#include "engine/memory/device_memory.h"
+#include "engine/memory/tracking_allocator.h"
+#include "engine/model/hf_weights.h"
+#include "engine/profile/kernel_trace.h"
+#include "engine/profile/matmul_peak.h"
+#include "engine/profile/model_flops.h"
+#include "engine/train/trainer.h"
+#include "harness/checkpoint_harness.h"
+#include "harness/frozen_dtype_check.h"
+#include "harness/memory_plan.h"
+#include "harness/metric_table.h"
+#include "harness/model_source.h"
+#include "harness/rank_record.h"
+#include "harness/reference_parity.h"
+#include "reporters/provenance.h"
+#include "reporters/steady_state.h"
+#include "scenarios/scenario_model.h"
+#include "scenarios/scenario_parser.h"
+#include "suites/engine_setup.h"
+
+namespace shardbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using Fingerprints = std::vector<std::pair<std::string, Fingerprint>>;
+
+// Trainable parameters must have moved and frozen ones must not have: the check that turns a
+// silently broken setup (an optimizer holding orphaned parameters) red.
+Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair<std::string, bool>>& trainable,
+                    const Fingerprints& before, const Fingerprints& after) {
+  int64_t unchanged_trainable = 0, changed_frozen = 0;
+  std::string example;
+  for (size_t i = 0; i < trainable.size(); ++i) {
+    const bool changed = before[i].second != after[i].second;
+    if (trainable[i].second && !changed) {
+      if (unchanged_trainable++ == 0) example = "trainable '" + trainable[i].first + "' did not change";
+    } else if (!trainable[i].second && changed) {
+      if (changed_frozen++ == 0 && example.empty()) example = "frozen '" + trainable[i].first + "' changed";
+    }
+  }
+  const bool dropped = loss.back() < loss.front();
+  Check c{"learning", dropped && unchanged_trainable == 0 && changed_frozen == 0, ""};
+  c.detail = "loss " + std::to_string(loss.front()) + " -> " + std::to_string(loss.back()) +
+             (dropped ? " (dropped)" : " (did not drop)") + "; trainable unchanged: " +
+             std::to_string(unchanged_trainable) + ", frozen changed: " + std::to_string(changed_frozen) +
+             (example.empty() ? "" : " (e.g. " + example + ")");
+  return c;
+}
+
+// One scenario instance on one rank, phase by phase (RunScenarioRank below reads them in
+// order). What a phase leaves for the later ones is a member, declared in the order the phases
+// make it (and torn down in reverse: the engine before the model, everything before the
+// communicator).
+class RankRun {
+ public:
+  RankRun(const Scenario& s, const comm::RankEnv& env, const RunnerOptions& options)
+      : s_(s), env_(env), options_(options) {}
+
+  void setup();                       // connect, build the model, the engine and its optimizer
+  void train();                       // warmup steps, then the measured ones (a save where asked)
+  void measure();                     // what this rank holds and measured, into its record
+  void check_checkpoint();            // a fresh model and engine load what was saved (and resume)
+  std::optional<RunResult> assemble();  // gather every rank's record; rank 0 builds the result
+
+ private:
+  std::vector<model::Batch> micro_batches(int64_t step);
+  void start_measured_window();
+  void record_step(int64_t step, const train::StepTimes& t);
+  void record_device_memory();
+  std::vector<Metric> metrics(const std::vector<RankRecord>& all, const RunResult& r);
+  std::vector<Check> checks(const std::vector<RankRecord>& all, const std::optional<Check>& parity);
+
+  const Scenario& s_;
+  const comm::RankEnv& env_;
+  const RunnerOptions& options_;
+  // setup
+  std::string started_at_;
+  Clock::time_point t_start_;
+  std::unique_ptr<comm::Communicator> comm_;
+  at::Device device_{at::kCPU};
+  BuiltModel built_;
+  int64_t params_total_ = 0, params_trainable_ = 0, trainable_bytes_ = 0;
+  double construct_s_ = 0, shard_s_ = 0, init_peak_ = 0, init_s_ = 0, fingerprint_s_ = 0;
+  std::unique_ptr<EngineUnderTest> engine_;
+  Fingerprints before_, after_;  // the learning check's
+  // train
+  std::unique_ptr<train::Trainer> trainer_;
+  std::unique_ptr<model::DataSource> data_;
+  std::unique_ptr<CheckpointHarness> checkpoint_;
+  std::unique_ptr<RankRecord> rec_;
+  std::unique_ptr<profile::KernelTrace> kernel_trace_;
+  // check_checkpoint
+  std::vector<Check> checkpoint_checks_;
+};
+
+void RankRun::setup() {
+  if (env_.world_size != s_.world_size) {
+    throw InputError("scenario '" + s_.name + "' asks for world_size " + std::to_string(s_.world_size) +
+                     " but this job has " + std::to_string(env_.world_size) + " ranks (WORLD_SIZE)");
+  }
+  memory::InstallTrackingAllocator();
+  SetScenarioFailpoints(s_.failpoints);
+  started_at_ = NowIso8601Utc();
+  t_start_ = Clock::now();
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(s_.timeout_s * 1000));
+
+  // Connect the ranks. A single CPU rank needs no communicator; on GPU the engines' NCCL
+  // collectives run even alone (one GPU: the same kernels and copies, at world size 1).
+  if (env_.world_size > 1 || s_.backend == "nccl") comm_ = comm::Connect(s_.backend, env_, comm::CommOptions{timeout});
+  device_ = s_.device() == "cuda" ? at::Device(at::kCUDA, static_cast<int8_t>(env_.local_rank)) : at::Device(at::kCPU);
+
+  // Build the model on every rank (named config, or an HF checkpoint directory): whole
+  // (init=eager), or on the meta device for the engine to materialise shard by shard.
+  const auto t_construct = Clock::now();
+  built_ = BuildScenarioModel(s_, s_.train.seed, device_);
+  model::LlamaForCausalLM& llama = *built_.model;
+  construct_s_ = Since(t_construct) - built_.load->seconds;  // allocate + initialise
+  params_total_ = model::CountParameters(llama, false);
+  params_trainable_ = model::CountParameters(llama, true);
+  for (auto& p : llama.named_parameters()) {
+    if (p.slot->requires_grad()) trainable_bytes_ += p.slot->nbytes();
+  }
+
+  // The engine under test (reference, flat or per_param), and its optimizer before or after wrapping.
+  const auto t_shard = Clock::now();
+  const double load_before_shard = built_.load->seconds;
+  engine_ = std::make_unique<EngineUnderTest>(s_, llama, comm_.get(), built_.materialize);
+  shard_s_ = Since(t_shard) - (built_.load->seconds - load_before_shard);  // meta: reads counted as load
+  // Init's own peak (catalog case 3): building, loading and sharding, before the harness's
+  // fingerprints and the first step.
+  init_peak_ = static_cast<double>(memory::Snapshot().peak);
+  init_s_ = Since(t_start_);
+  // The learning check's fingerprints gather every parameter: harness work, kept out of init.
+  const auto t_fingerprints = Clock::now();
+  if (s_.checks.learning) before_ = engine_->fingerprints();
+  fingerprint_s_ = Since(t_fingerprints);
+}
+
+// With A micro-batches of b samples, rank r takes samples [r*A*b, (r+1)*A*b) of each global
+// batch, so every world size and accumulation count sees the same global batches.
+std::vector<model::Batch> RankRun::micro_batches(int64_t step) {
+  const int64_t b = s_.train.batch_size, accum = s_.train.grad_accumulation;
+  std::vector<model::Batch> micro;
+  for (int64_t m = 0; m < accum; ++m) {
+    model::Batch batch = data_->batch(step, (env_.rank * accum + m) * b, b);
+    batch.input_ids = batch.input_ids.to(device_);
+    batch.labels = batch.labels.to(device_);
+    micro.push_back(batch);
+  }
+  return micro;
+}
+
+void RankRun::train() {
+  trainer_ = std::make_unique<train::Trainer>(*built_.model, engine_->optimizer(), comm_.get(), engine_->sync(),
+                                              TrainerOptionsFor(s_));
+  data_ = ScenarioData(s_, built_.model->config().vocab_size);
+  const int64_t total = s_.total_steps();
+  checkpoint_ = std::make_unique<CheckpointHarness>(s_, options_.checkpoint_dir, comm_.get());
+  rec_ = std::make_unique<RankRecord>(total);
+  rec_->init_peak_bytes = init_peak_;  // everything before step 1
+  for (int64_t step = 0; step < total; ++step) {
+    if (step == s_.train.warmup_steps) start_measured_window();
+    record_step(step, trainer_->step(micro_batches(step)));
+    if (checkpoint_->saves_after(step + 1)) {
+      checkpoint_->save(*engine_);  // between steps, outside their timers
+      if (kernel_trace_) kernel_trace_->collect();  // the save's kernels belong to no step
+    }
+  }
+  checkpoint_->remember_final(*engine_);
+  if (kernel_trace_ && kernel_trace_->dropped() > 0) {
+    throw InfraError("kernel trace: CUPTI dropped " + std::to_string(kernel_trace_->dropped()) +
+                     " kernel records (buffers full); the overlap figures would be wrong");
+  }
+  kernel_trace_.reset();
+}
+
+// Counts and peaks cover the measured steps only.
+void RankRun::start_measured_window() {
+  if (comm_) comm_->reset_stats();
+  engine_->reset_peaks();
+  memory::ResetPeaks();
+  if (device_.is_cuda()) memory::ResetDevicePeaks(device_.index());
+  if (s_.profile.kernel_trace) {
+    kernel_trace_ = profile::StartKernelTrace();
+    kernel_trace_->collect();  // the warmup's kernels still in flight
+  }
+}
+
+void RankRun::record_step(int64_t step, const train::StepTimes& t) {
+  RankRecord& rec = *rec_;
+  if (kernel_trace_) {  // after the step's timer: the flush is the trace's own cost
+    const profile::OverlapSummary o = profile::SummarizeOverlap(kernel_trace_->collect());
+    rec.kernel_comm_seconds[step] = 1e-9 * static_cast<double>(o.communication_ns);
+    rec.kernel_exposed_seconds[step] = 1e-9 * static_cast<double>(o.exposed_ns);
+    rec.kernel_compute_seconds[step] = 1e-9 * static_cast<double>(o.compute_ns);
+  }
+  if (step == 0) rec.time_to_first_step = Since(t_start_) - fingerprint_s_;
+  rec.step_seconds[step] = t.seconds;
+  rec.optimizer_seconds[step] = t.optimizer;
+  rec.grad_sync_seconds[step] = t.grad_sync;
+  rec.comm_wait_seconds[step] = t.comm_wait;
+  rec.loss[step] = t.loss;
+  if (options_.on_step && env_.rank == 0) {
+    const int64_t tokens = s_.train.batch_size * s_.train.grad_accumulation * s_.train.seq_len * env_.world_size;
+    options_.on_step({step + 1, s_.total_steps(), step < s_.train.warmup_steps, t.loss,
+                      static_cast<double>(tokens) / t.seconds, HostRssPeakBytes()});
+  }
+}
+
+void RankRun::measure() {
+  RankRecord& rec = *rec_;
+  // What this rank holds (exact, from the tensors) and what it measured.
+  const EngineMemory mem = engine_->memory();
+  rec.init_seconds = init_s_;
+  rec.construct_seconds = construct_s_;
+  rec.load_seconds = built_.load->seconds;
+  rec.shard_seconds = shard_s_;
+  rec.param_bytes = static_cast<double>(mem.params_sharded + mem.params_unsharded);
+  rec.params_sharded_bytes = static_cast<double>(mem.params_sharded);
+  rec.params_unsharded_peak_bytes = static_cast<double>(mem.params_unsharded_peak);
+  rec.grad_bytes = static_cast<double>(mem.grads);
+  rec.grads_unsharded_peak_bytes = static_cast<double>(mem.grads_unsharded_peak);
+  rec.optim_state_bytes = static_cast<double>(mem.optim_state);
+  for (size_t d = 0; d < kStorageDtypes.size(); ++d) {
+    auto it = mem.params_by_dtype.find(kStorageDtypes[d]);
+    rec.param_bytes_by_dtype[d] = it == mem.params_by_dtype.end() ? 0.0 : static_cast<double>(it->second);
+  }
+  rec.rss_peak_bytes = static_cast<double>(HostRssPeakBytes());
+  rec.checkpoint_bytes_read = static_cast<double>(built_.load->bytes_read);
+  if (comm_) rec.set_comm(comm_->stats());
+  memory::MemoryStats tracked = memory::Snapshot();
+  // A save reset the peaks around itself; a save during warmup precedes the measured window.
+  if (checkpoint_->stats_before_save() && checkpoint_->save_after() > s_.train.warmup_steps) {
+    tracked = memory::MaxPeaks(*checkpoint_->stats_before_save(), tracked);
+  }
+  rec.tracked_peak = static_cast<double>(tracked.peak);
+  rec.tracked_at_peak.assign(tracked.at_peak.begin(), tracked.at_peak.end());
+  rec.tracked_peak_by.assign(tracked.peak_by.begin(), tracked.peak_by.end());
+  record_device_memory();
+  if (s_.checks.learning) after_ = engine_->fingerprints();
+}
+
+void RankRun::record_device_memory() {
+  if (!device_.is_cuda()) return;
+  if (const auto d = memory::ReadDeviceMemory(device_.index())) {
+    rec_->device_allocated_peak = static_cast<double>(d->allocated_peak);
+    rec_->device_reserved_peak = static_cast<double>(d->reserved_peak);
+    rec_->device_active_peak = static_cast<double>(d->active_peak);
+    rec_->device_alloc_retries = static_cast<double>(d->alloc_retries);
+    rec_->device_ooms = static_cast<double>(d->ooms);
+  }
+}
+
+void RankRun::check_checkpoint() {
+  checkpoint_checks_ = checkpoint_->run_checks(
+      rec_->loss, {[&](uint64_t seed) { return BuildScenarioModel(s_, seed, device_); },
+                   [&](int64_t step) { return micro_batches(step); }});
+  checkpoint_->finish();
+  const CheckpointMeasures& cm = checkpoint_->measures();
+  rec_->checkpoint_save_seconds = cm.save_seconds;
+  rec_->checkpoint_load_seconds = cm.load_seconds;
+  rec_->checkpoint_bytes = cm.bytes_this_rank;
+  rec_->checkpoint_bytes_total = cm.bytes_total;
+  rec_->checkpoint_save_peak_bytes = cm.save_peak_bytes;
+}
+
+// Rank 0 also trains the reference for loss parity, after measuring, while the others wait.
+std::optional<RunResult> RankRun::assemble() {
+  std::vector<RankRecord> all = GatherRankRecords(*rec_, comm_.get());
+  std::optional<Check> parity;
+  if (env_.rank == 0 && LossParityApplies(s_)) parity = LossParityCheck(s_, rec_->loss);
+  if (comm_) comm_->barrier();  // nobody tears down the store while others still use it
+  if (env_.rank != 0) return std::nullopt;
+
+  RunResult r;
+  r.run_id = options_.run_id;
+  r.started_at = started_at_;
+  r.provenance = CollectProvenance(env_.world_size, s_.backend);
+  r.scenario = {{"name", s_.name}, {"source", s_.source}, {"config", YamlToJson(ScenarioToYaml(s_))},
+                {"overrides", s_.overrides}, {"matrix", nlohmann::json::object()}};
+  r.loss = rec_->loss;
+  // Where the step times settle, from the data; warmup auto samples the step-time metrics from
+  // there (at most half the steps dropped), everything else keeps the nominal warmup's window.
+  r.steady_state_step = SteadyStateStep(SlowestRankStepSeconds(all));
+  r.measured_from_step = s_.train.warmup_auto ? std::min(*r.steady_state_step, s_.total_steps() / 2) : s_.train.warmup_steps;
+  for (const auto& a : all) {
+    r.rank_step_seconds.push_back(a.step_seconds);
+    r.rank_comm_wait_seconds.push_back(a.comm_wait_seconds);
+  }
+  r.metrics = metrics(all, r);
+  r.memory = BuildMemory(all);
+  r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s_, 0), ToJson(r)["memory"][0]);
+  r.checks = checks(all, parity);
+  r.status = "ok";
+  for (const auto& c : r.checks) {
+    if (!c.passed) {
+      r.status = "failed";
+      r.message += (r.message.empty() ? "" : "; ") + ("check '" + c.name + "' failed: " + c.detail);
+    }
+  }
+  return r;
+}
+
+// The metric table's metrics (harness/metric_table.h), from the records and this run's facts.
+std::vector<Metric> RankRun::metrics(const std::vector<RankRecord>& all, const RunResult& r) {
+  RunFacts facts;
+  facts.warmup_steps = s_.train.warmup_steps;
+  facts.step_metrics_from = r.measured_from_step;
+  facts.global_tokens = s_.train.batch_size * s_.train.grad_accumulation * s_.train.seq_len * env_.world_size;
+  facts.params_total = params_total_;
+  facts.params_trainable = params_trainable_;
+  // Model FLOPs per token from the shapes (engine/profile/model_flops.h): what the measured
+  // tokens/s achieve is MFU's numerator; its denominator needs a device's peak.
+  facts.flops_per_token =
+      static_cast<double>(profile::ModelFlopsPerToken(ScenarioModelConfig(s_), s_.lora, s_.train.seq_len).per_token());
+  if (device_.is_cuda()) {
+    // The peak this device reaches in a bf16 matmul now, and the datasheet's (when known).
+    facts.matmul_peak = profile::CalibrateMatmulPeak(device_, at::kBFloat16, 8192).best_flops_per_s;
+    facts.datasheet_peak = profile::DatasheetBf16Peak(profile::CudaDeviceName(device_.index()));
+  }
+  facts.trainable_bytes = trainable_bytes_;
+  return BuildMetrics(all, facts);
+}
+
+std::vector<Check> RankRun::checks(const std::vector<RankRecord>& all, const std::optional<Check>& parity) {
+  std::vector<Check> out;
+  if (s_.checks.learning) out.push_back(LearningCheck(rec_->loss, engine_->trainable(), before_, after_));
+  if (s_.checks.frozen_dtype) out.push_back(FrozenDtypeCheck(*built_.model, built_.loaded));
+  if (parity) out.push_back(*parity);
+  out.insert(out.end(), checkpoint_checks_.begin(), checkpoint_checks_.end());
+  if (s_.checks.max_grad_blowup > 0) {
+    // Gradient bytes a rank holds over the trainable bytes it owns (catalog case 1's measure).
+    const double owned = static_cast<double>(trainable_bytes_) / env_.world_size;
+    double worst = 0;
+    if (owned > 0) {
+      for (const auto& a : all) worst = std::max(worst, a.grad_bytes);
+    }
+    const double blowup = owned > 0 ? worst / owned : 0.0;
+    char detail[256];
+    std::snprintf(detail, sizeof(detail),
+                  "a rank holds %.0f gradient bytes for %.0f trainable bytes it owns: %.2fx (limit %.2fx)", worst, owned,
+                  blowup, s_.checks.max_grad_blowup);
+    out.push_back({"grad_memory", blowup <= s_.checks.max_grad_blowup, detail});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<RunResult> RunScenarioRank(const Scenario& s, const comm::RankEnv& env, const RunnerOptions& options) {
+  RankRun run(s, env, options);
+  run.setup();
+  run.train();
+  run.measure();
+  run.check_checkpoint();
+  return run.assemble();
+}
+
+}  // namespace shardbench
