@@ -16,7 +16,7 @@
 #include "engine/model/synthetic_data.h"
 #include "reporters/run_result.h"
 #include "scenarios/scenario.h"
-#include "suites/engine_setup.h"
+#include "harness/engine_setup.h"
 #include "harness/model_source.h"
 
 namespace shardbench {

@@ -4,7 +4,7 @@
 
 #include "engine/shard/mixed_precision.h"
 #include "scenarios/scenario_model.h"
-#include "suites/engine_setup.h"
+#include "harness/engine_setup.h"
 #include "harness/model_source.h"
 
 namespace shardbench {

@@ -9,7 +9,7 @@
 #include "scenarios/scenario_model.h"
 #include "engine/optim/param_groups.h"
 #include "engine/train/trainer.h"
-#include "suites/engine_setup.h"
+#include "harness/engine_setup.h"
 #include "harness/model_source.h"
 
 namespace shardbench {

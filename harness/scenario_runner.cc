@@ -28,7 +28,7 @@
 #include "reporters/steady_state.h"
 #include "scenarios/scenario_model.h"
 #include "scenarios/scenario_parser.h"
-#include "suites/engine_setup.h"
+#include "harness/engine_setup.h"
 
 namespace shardbench {
 namespace {

@@ -1,4 +1,4 @@
-#include "suites/engine_setup.h"
+#include "harness/engine_setup.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
