@@ -96,7 +96,7 @@ InstanceLaunches LaunchInstance(const Job& job, size_t instances, const std::str
 
 // The index entry of one instance; writes DIR/<instance>.json, its repetitions merged.
 // `worst`: the worst exit code of an instance that could not run and was not expected not to.
-nlohmann::json IndexEntry(const Job& job, const InstanceLaunches& l, const std::optional<AdaptiveRepetitions>& adaptive,
+nlohmann::json IndexEntryJson(const Job& job, const InstanceLaunches& l, const std::optional<AdaptiveRepetitions>& adaptive,
                           const std::string& out_dir, const RunRequest& request, const RunDisplay& display, int& worst) {
   nlohmann::json entry = {{"name", job.scenario.name}, {"file", nullptr}, {"expect", job.expect}, {"why", job.why},
                           {"repetitions", l.reps.size()}};
@@ -158,7 +158,7 @@ int RunTarget(const RunRequest& request, const RunDisplay& display, const std::s
   for (const Job& job : jobs) {
     if (!request.quiet) PrintInstanceHeader(job, adaptive);
     const InstanceLaunches launches = LaunchInstance(job, jobs.size(), out_dir, adaptive, request, display, self_exe);
-    const nlohmann::json entry = IndexEntry(job, launches, adaptive, out_dir, request, display, worst);
+    const nlohmann::json entry = IndexEntryJson(job, launches, adaptive, out_dir, request, display, worst);
     all_as_expected &= entry["as_expected"].get<bool>();
     index["instances"].push_back(entry);
     WriteFileAtomically(out_dir + "/index.json", index.dump(2) + "\n");  // progress survives a crash
