@@ -250,18 +250,70 @@ void JudgeSampled(MetricComparison& c, const std::vector<double>& base, const st
   if (c.p_value) DecideSampled(c, rule, *c.p_value, TestLevel(rule));
 }
 
-Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePolicy& policy, const std::string& today) {
-  Comparison out;
-  out.base_source = base.source;
-  out.current_source = current.source;
-  out.policy_source = policy.source;
-  out.today = today;
-  std::map<std::string, bool> expired_noted;
-  struct Pending {
-    MetricRule rule;
-    bool has_current = false;
-  };
-  std::vector<Pending> pending;  // beside out.metrics: what phase two needs
+namespace {
+
+// What the second phase needs beside each of out.metrics.
+struct PendingRule {
+  MetricRule rule;
+  bool has_current = false;
+};
+
+// The notes that say the two sides did not run the same thing: scenario and library versions.
+void NoteDifferences(const std::string& instance, const StoredResult& br, const StoredResult& cr, Comparison& out) {
+  std::vector<std::string> diffs;
+  DiffConfig(br.config, cr.config, "", diffs);
+  for (const auto& d : diffs) out.notes.push_back("instance '" + instance + "': scenario differs: " + d);
+  // A version matrix: the libraries each side ran (the peer's torch, transformers, peft, or
+  // our own build's torch), so a regression reads as one between versions.
+  std::vector<std::string> versions;
+  DiffConfig(br.peer, cr.peer, "peer", versions);
+  if (br.torch.value_or("") != cr.torch.value_or("")) {
+    versions.push_back("torch \"" + br.torch.value_or("") + "\" -> \"" + cr.torch.value_or("") + "\"");
+  }
+  for (const auto& v : versions) {
+    if (v.find("peer.python") == std::string::npos) out.notes.push_back("instance '" + instance + "': versions differ: " + v);
+  }
+}
+
+// Phase one for one instance on both sides: every metric either side has, exact ones judged,
+// sampled ones measured (their verdict waits for the family's correction).
+void MeasureInstance(const std::string& instance, const StoredResult& br, const StoredResult& cr, const GatePolicy& policy,
+                     Comparison& out, std::vector<PendingRule>& pending) {
+  std::vector<std::string> names;
+  for (const auto& m : br.metrics) names.push_back(m.name);
+  for (const auto& m : cr.metrics) {
+    if (!br.metric(m.name)) names.push_back(m.name);
+  }
+  for (const auto& name : names) {
+    const StoredMetric* bm = br.metric(name);
+    const StoredMetric* cm = cr.metric(name);
+    const StoredMetric& any = bm ? *bm : *cm;
+    if ((!bm || !cm) && !OmittedWhenZero(name)) {
+      out.notes.push_back("instance '" + instance + "': metric " + name + (bm ? " missing from the current" : " new in the current") + " results");
+      continue;
+    }
+    MetricComparison mc;
+    mc.instance = instance;
+    mc.metric = name;
+    mc.unit = any.unit;
+    mc.kind = any.kind;
+    const MetricRule rule = policy.rule_for(name, mc.kind);
+    mc.better = rule.better.value_or(any.better);
+    mc.gated = rule.gate;
+    if (mc.kind == "exact") {
+      JudgeExact(mc, bm, cm, rule);
+    } else {
+      MeasureSampled(mc, SamplesFor(*bm, rule), SamplesFor(*cm, rule), rule);
+    }
+    out.metrics.push_back(mc);
+    pending.push_back({rule, cm != nullptr && (mc.kind == "exact" || mc.current_samples > 0)});
+  }
+}
+
+// Phase one over the base's instances; an instance missing or unable to run on one side is a
+// failure or a note, not a comparison.
+void MeasureAll(const ResultSet& base, const ResultSet& current, const GatePolicy& policy, Comparison& out,
+                std::vector<PendingRule>& pending) {
   for (const auto& b : base.instances) {
     const InstanceResult* c = current.find(b.name);
     if (!c) {
@@ -282,51 +334,13 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
       continue;
     }
     const StoredResult br = ReadInstance(b), cr = ReadInstance(*c);
-    std::vector<std::string> diffs;
-    DiffConfig(br.config, cr.config, "", diffs);
-    for (const auto& d : diffs) out.notes.push_back("instance '" + b.name + "': scenario differs: " + d);
-    // A version matrix: the libraries each side ran (the peer's torch, transformers, peft, or
-    // our own build's torch), so a regression reads as one between versions.
-    std::vector<std::string> versions;
-    DiffConfig(br.peer, cr.peer, "peer", versions);
-    if (br.torch.value_or("") != cr.torch.value_or("")) {
-      versions.push_back("torch \"" + br.torch.value_or("") + "\" -> \"" + cr.torch.value_or("") + "\"");
-    }
-    for (const auto& v : versions) {
-      if (v.find("peer.python") == std::string::npos) out.notes.push_back("instance '" + b.name + "': versions differ: " + v);
-    }
-
-    std::vector<std::string> names;
-    for (const auto& m : br.metrics) names.push_back(m.name);
-    for (const auto& m : cr.metrics) {
-      if (!br.metric(m.name)) names.push_back(m.name);
-    }
-    for (const auto& name : names) {
-      const StoredMetric* bm = br.metric(name);
-      const StoredMetric* cm = cr.metric(name);
-      const StoredMetric& any = bm ? *bm : *cm;
-      if ((!bm || !cm) && !OmittedWhenZero(name)) {
-        out.notes.push_back("instance '" + b.name + "': metric " + name + (bm ? " missing from the current" : " new in the current") + " results");
-        continue;
-      }
-      MetricComparison mc;
-      mc.instance = b.name;
-      mc.metric = name;
-      mc.unit = any.unit;
-      mc.kind = any.kind;
-      const MetricRule rule = policy.rule_for(name, mc.kind);
-      mc.better = rule.better.value_or(any.better);
-      mc.gated = rule.gate;
-      if (mc.kind == "exact") {
-        JudgeExact(mc, bm, cm, rule);
-      } else {
-        MeasureSampled(mc, SamplesFor(*bm, rule), SamplesFor(*cm, rule), rule);
-      }
-      out.metrics.push_back(mc);
-      pending.push_back({rule, cm != nullptr && (mc.kind == "exact" || mc.current_samples > 0)});
-    }
+    NoteDifferences(b.name, br, cr, out);
+    MeasureInstance(b.name, br, cr, policy, out, pending);
   }
-  // The family: every gated sampled metric the test could judge, corrected together.
+}
+
+// Phase two: every gated sampled metric the test could judge is one family, corrected together.
+void DecideFamily(const GatePolicy& policy, const std::vector<PendingRule>& pending, Comparison& out) {
   out.correction = policy.correction;
   std::vector<size_t> family;
   std::vector<double> raw;
@@ -343,6 +357,12 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
     const MetricRule& rule = pending[family[f]].rule;
     DecideSampled(mc, rule, adjusted[f], LoneEffectAlpha(TestLevel(rule), family.size(), policy.correction));
   }
+}
+
+// Ungated sampled metrics judged alone; then the policy's holds and suppressions.
+void ApplyPolicy(const GatePolicy& policy, const std::vector<PendingRule>& pending, const std::string& today,
+                 Comparison& out) {
+  std::map<std::string, bool> expired_noted;
   for (size_t i = 0; i < out.metrics.size(); ++i) {
     MetricComparison& mc = out.metrics[i];
     const MetricRule& rule = pending[i].rule;
@@ -357,6 +377,10 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
                           " (" + expired->reason + "): not applied");
     }
   }
+}
+
+// The current side's own facts: new instances, ones that could not run, and every check.
+void CollectCurrentChecks(const ResultSet& base, const ResultSet& current, Comparison& out) {
   for (const auto& c : current.instances) {
     if (!base.find(c.name)) out.notes.push_back("instance '" + c.name + "' is new (no base to compare with)");
     if (c.result.is_null()) {
@@ -369,6 +393,21 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
       out.checks.push_back({c.name, check.name, check.detail, check.passed, c.expect == "red" && c.as_expected});
     }
   }
+}
+
+}  // namespace
+
+Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePolicy& policy, const std::string& today) {
+  Comparison out;
+  out.base_source = base.source;
+  out.current_source = current.source;
+  out.policy_source = policy.source;
+  out.today = today;
+  std::vector<PendingRule> pending;
+  MeasureAll(base, current, policy, out, pending);
+  DecideFamily(policy, pending, out);
+  ApplyPolicy(policy, pending, today, out);
+  CollectCurrentChecks(base, current, out);
   return out;
 }
 

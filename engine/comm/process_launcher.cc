@@ -113,11 +113,102 @@ int PickFreePort(const std::string& addr) {
   return port;
 }
 
+namespace {
+
+// The ranks of one launch while they run: which still run, how each ended, and stopping them
+// all (SIGTERM, then SIGKILL after the grace period) once one fails, the job times out or the
+// launcher itself is signalled.
+class RunningRanks {
+ public:
+  RunningRanks(const LaunchSpec& spec, int port)
+      : spec_(spec), pids_(spec.nproc, -1), running_(spec.nproc, false), start_(Clock::now()) {
+    result_.ranks.resize(spec.nproc);
+    for (int r = 0; r < spec.nproc; ++r) {
+      result_.ranks[r].rank = r;
+      const bool to_file = !spec.log_dir.empty() && !(r == 0 && spec.rank0_to_terminal);
+      const std::string log = to_file ? spec.log_dir + "/rank" + std::to_string(r) + ".log" : "";
+      pids_[r] = Spawn(spec.argv, BuildEnvironment(spec, r, port), log);
+      running_[r] = true;
+    }
+  }
+
+  bool any_running() const {
+    for (bool b : running_) if (b) return true;
+    return false;
+  }
+
+  // A child ended: the first rank to fail on its own (not stopped by us) stops the others.
+  void reap(pid_t pid, int status) {
+    for (int r = 0; r < spec_.nproc; ++r) {
+      if (pids_[r] != pid || !running_[r]) continue;
+      running_[r] = false;
+      RankExit& ex = result_.ranks[r];
+      if (WIFEXITED(status)) ex.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) ex.signal = WTERMSIG(status);
+      const bool failed = ex.signal != 0 || ex.exit_code != 0;
+      if (failed && !ex.stopped_by_launcher && result_.failed_rank < 0 && !result_.timed_out) {
+        result_.failed_rank = r;
+        result_.message = Describe(ex);
+        stop_all();
+      }
+    }
+  }
+
+  // Between reaps: a forwarded signal, the job timeout, and the end of the grace period.
+  void watch() {
+    if (g_forward_signal && !stopping_) {
+      result_.message = std::string("launcher received ") + strsignal(g_forward_signal) + "; stopped all ranks";
+      stop_all();
+    }
+    if (!stopping_ && spec_.timeout.count() > 0 && Clock::now() - start_ > spec_.timeout) {
+      result_.timed_out = true;
+      std::ostringstream names;
+      int n = 0;
+      for (int r = 0; r < spec_.nproc; ++r) if (running_[r]) names << (n++ ? ", " : "") << r;
+      result_.message = std::string(n > 1 ? "ranks " : "rank ") + names.str() + " still running after " +
+                        std::to_string(spec_.timeout.count() / 1000.0).substr(0, 6) + " s (job timeout); stopped";
+      stop_all();
+    }
+    if (stopping_ && Clock::now() > kill_at_) {
+      for (int r = 0; r < spec_.nproc; ++r) if (running_[r]) kill(-pids_[r], SIGKILL);
+    }
+  }
+
+  LaunchResult finish() {
+    result_.ok = !stopping_ && result_.failed_rank < 0 && !result_.timed_out;
+    return result_;
+  }
+
+ private:
+  void stop_all() {
+    if (stopping_) return;
+    stopping_ = true;
+    for (int r = 0; r < spec_.nproc; ++r) {
+      if (running_[r]) {
+        result_.ranks[r].stopped_by_launcher = true;
+        kill(-pids_[r], SIGTERM);
+      }
+    }
+    kill_at_ = Clock::now() + spec_.grace;
+  }
+
+  const LaunchSpec& spec_;
+  std::vector<pid_t> pids_;
+  std::vector<bool> running_;
+  const Clock::time_point start_;
+  LaunchResult result_;
+  bool stopping_ = false;
+  Clock::time_point kill_at_{};
+};
+
+}  // namespace
+
 LaunchResult LaunchLocalRanks(const LaunchSpec& spec) {
   if (spec.nproc < 1) throw InputError("--nproc must be at least 1, got " + std::to_string(spec.nproc));
   if (spec.argv.empty()) throw std::invalid_argument("launcher: empty argv");
   const int port = spec.master_port ? spec.master_port : PickFreePort(spec.master_addr);
 
+  // SIGINT/SIGTERM while the ranks run are forwarded to them (RunningRanks::watch), then restored.
   struct sigaction sa{}, old_int{}, old_term{};
   sa.sa_handler = RememberSignal;
   sigemptyset(&sa.sa_mask);
@@ -125,78 +216,20 @@ LaunchResult LaunchLocalRanks(const LaunchSpec& spec) {
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
 
-  LaunchResult result;
-  std::vector<pid_t> pids(spec.nproc, -1);
-  std::vector<bool> running(spec.nproc, false);
-  result.ranks.resize(spec.nproc);
-  for (int r = 0; r < spec.nproc; ++r) {
-    result.ranks[r].rank = r;
-    const bool to_file = !spec.log_dir.empty() && !(r == 0 && spec.rank0_to_terminal);
-    const std::string log = to_file ? spec.log_dir + "/rank" + std::to_string(r) + ".log" : "";
-    pids[r] = Spawn(spec.argv, BuildEnvironment(spec, r, port), log);
-    running[r] = true;
-  }
-
-  const auto start = Clock::now();
-  auto any_running = [&] {
-    for (bool b : running) if (b) return true;
-    return false;
-  };
-  bool stopping = false;
-  Clock::time_point kill_at{};
-  auto stop_all = [&] {
-    if (stopping) return;
-    stopping = true;
-    for (int r = 0; r < spec.nproc; ++r) {
-      if (running[r]) {
-        result.ranks[r].stopped_by_launcher = true;
-        kill(-pids[r], SIGTERM);
-      }
-    }
-    kill_at = Clock::now() + spec.grace;
-  };
-
-  while (any_running()) {
+  RunningRanks ranks(spec, port);
+  while (ranks.any_running()) {
     int status = 0;
-    pid_t pid = waitpid(-1, &status, WNOHANG);
+    const pid_t pid = waitpid(-1, &status, WNOHANG);
     if (pid > 0) {
-      for (int r = 0; r < spec.nproc; ++r) {
-        if (pids[r] != pid || !running[r]) continue;
-        running[r] = false;
-        RankExit& ex = result.ranks[r];
-        if (WIFEXITED(status)) ex.exit_code = WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) ex.signal = WTERMSIG(status);
-        const bool failed = ex.signal != 0 || ex.exit_code != 0;
-        if (failed && !ex.stopped_by_launcher && result.failed_rank < 0 && !result.timed_out) {
-          result.failed_rank = r;
-          result.message = Describe(ex);
-          stop_all();
-        }
-      }
+      ranks.reap(pid, status);
       continue;
     }
-    if (g_forward_signal && !stopping) {
-      result.message = std::string("launcher received ") + strsignal(g_forward_signal) + "; stopped all ranks";
-      stop_all();
-    }
-    if (!stopping && spec.timeout.count() > 0 && Clock::now() - start > spec.timeout) {
-      result.timed_out = true;
-      std::ostringstream names;
-      int n = 0;
-      for (int r = 0; r < spec.nproc; ++r) if (running[r]) names << (n++ ? ", " : "") << r;
-      result.message = std::string(n > 1 ? "ranks " : "rank ") + names.str() + " still running after " +
-                       std::to_string(spec.timeout.count() / 1000.0).substr(0, 6) + " s (job timeout); stopped";
-      stop_all();
-    }
-    if (stopping && Clock::now() > kill_at) {
-      for (int r = 0; r < spec.nproc; ++r) if (running[r]) kill(-pids[r], SIGKILL);
-    }
+    ranks.watch();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
-  result.ok = !stopping && result.failed_rank < 0 && !result.timed_out;
-  return result;
+  return ranks.finish();
 }
 
 }  // namespace shardbench::comm
