@@ -65,17 +65,6 @@ TEST_P(Prefetch, SameCollectivesAndLossesOneMoreUnitAtThePeak) {
 INSTANTIATE_TEST_SUITE_P(Engines, Prefetch,
                          ::testing::Combine(::testing::Values(2, 3), ::testing::Values("flat", "per_param")));
 
-class MixedPrecision : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
-
-TEST_P(MixedPrecision, Bf16ComputeFp32MasterExactBytesByDtype) {
-  const auto [ws, engine] = GetParam();
-  auto run = testing::RunRankWorker(ws, {"mixed-precision", engine});
-  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
-}
-
-INSTANTIATE_TEST_SUITE_P(Engines, MixedPrecision,
-                         ::testing::Combine(::testing::Values(1, 2), ::testing::Values("flat", "per_param")));
-
 class FrozenStoredBf16 : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 
 // Frozen base weights held bf16 beside fp32 adapters, without mixed precision: the per-param

@@ -37,7 +37,6 @@ int main(int argc, char** argv) {
       {"meta-init", [&] { return MetaInitCheck(argc > 2 ? argv[2] : "per_param", argc > 3 ? argv[3] : ""); }},
       {"prefetch", [&] { return PrefetchCheck(argc > 2 ? argv[2] : "per_param"); }},
       {"frozen-bf16", [&] { return FrozenBf16Check(argc > 2 ? argv[2] : "per_param"); }},
-      {"mixed-precision", [&] { return MixedPrecisionCheck(argc > 2 ? argv[2] : "per_param"); }},
       {"per-param-comm-bytes", [&] { return PerParamCommBytes(argc > 2 ? argv[2] : "transformer_block"); }},
       {"flat-optimizer-before-wrap", [&] { return FlatOptimizerBeforeWrap(argc > 2 && std::string(argv[2]) == "orig"); }},
       {"state-dict-roundtrip", [&] {

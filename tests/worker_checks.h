@@ -26,7 +26,6 @@ int FlatGradBytes(const std::string& policy);
 int FlatUnshardedPeak(const std::string& policy);
 int PerParamParity(const std::string& policy, bool reshard_after_forward, int64_t micro_batches, double max_grad_norm);
 int PerParamCommBytes(const std::string& policy);
-int MixedPrecisionCheck(const std::string& engine);
 int PrefetchCheck(const std::string& engine);
 int FrozenBf16Check(const std::string& engine);
 int MetaInitCheck(const std::string& engine, const std::string& checkpoint_dir);
