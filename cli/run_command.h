@@ -12,7 +12,7 @@ namespace shardbench::cli {
 
 using RunArgs = RunRequest;
 
-// Returns the process exit code (DESIGN.md: 0 ok, 1 check failed / unexpected colour,
+// Returns the process exit code (docs/architecture.md: 0 ok, 1 check failed / unexpected colour,
 // 2 bad input, 3 infrastructure).
 int RunCommand(const RunArgs& args, const std::string& self_exe);
 

@@ -41,7 +41,7 @@ struct RunDisplay {
 // a combination the engine refuses, or infrastructure).
 std::string Colour(const std::string& status);
 
-// Returns the process exit code (DESIGN.md: 0 ok, 1 check failed / unexpected colour,
+// Returns the process exit code (docs/architecture.md: 0 ok, 1 check failed / unexpected colour,
 // 2 bad input, 3 infrastructure).
 int RunTarget(const RunRequest& request, const RunDisplay& display, const std::string& self_exe);
 

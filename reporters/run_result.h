@@ -1,4 +1,4 @@
-// The results of one scenario instance: plain data (DESIGN.md "Results schema", v1).
+// The results of one scenario instance: plain data (schema v1: reporters/results.schema.json).
 // Reporters are pure functions of it; gates read it and never rerun anything.
 #pragma once
 
@@ -33,7 +33,7 @@ struct Check {
 
 struct RankMemory {
   int rank = 0;
-  std::map<std::string, int64_t> categories;        // bytes per category at the peak (DESIGN.md names)
+  std::map<std::string, int64_t> categories;        // bytes per category at the peak (names: docs/architecture.md)
   std::map<std::string, int64_t> peak_by_category;  // each category's own peak
   std::map<std::string, int64_t> held;              // what the engine holds between steps (exact)
   // Allocator peaks (bytes) over the measured steps; absent when not measured (reserved: GPU only).

@@ -1,5 +1,5 @@
-// Errors that cross layer boundaries. Each carries the exit code DESIGN.md assigns to its kind,
-// so the CLI maps any failure to 1/2/3 without guessing from message text.
+// Errors that cross layer boundaries. Each carries the exit code of its kind
+// (docs/architecture.md, "Exit codes"), so the CLI maps any failure to 1/2/3 without guessing from message text.
 #pragma once
 
 #include <stdexcept>

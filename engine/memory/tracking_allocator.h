@@ -1,8 +1,8 @@
 // Exact host memory accounting: a wrapper around c10's CPU allocator (installed with
 // c10::SetCPUAllocator) that counts every CPU tensor allocation, current and peak, in the
-// categories of DESIGN.md. An allocation is attributed to the category in force on its thread
-// (ScopedCategory); tensors whose role is known only later (a gradient produced inside
-// backward, parameters after wrapping) are moved with Retag. Sizes are exact: what tensors
+// memory record's categories (docs/architecture.md). An allocation is attributed to the
+// category in force on its thread (ScopedCategory); tensors whose role is known only later
+// (a gradient produced inside backward, parameters after wrapping) are moved with Retag. Sizes are exact: what tensors
 // asked for, not what malloc rounded them to.
 #pragma once
 
