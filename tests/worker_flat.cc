@@ -37,7 +37,7 @@ void RunParityCase(Case c, comm::Communicator* comm) {
   if (c.lora) c.max_grad_norm /= 10;
   const int world = comm ? comm->world_size() : 1;
   auto m = Build(c.lora);
-  shard::FlatShardingOptions opts{Policy(c.policy), c.use_orig_params, c.reshard_after_forward};
+  shard::EngineOptions opts{Policy(c.policy), c.use_orig_params, c.reshard_after_forward};
   const bool mixed_unit = c.lora && !c.use_orig_params && c.policy != "lora_separate";
   if (mixed_unit) {
     try {

@@ -27,7 +27,7 @@ int PerParamParity(const std::string& policy, bool reshard_after_forward, int64_
                               (reshard_after_forward ? "" : " reshard_after_forward=false") +
                               " micro_batches=" + std::to_string(micro_batches) + " clip=" + std::to_string(clip) + "]";
     auto m = Build(lora);
-    shard::PerParamShardedModel sharded(*m, comm.get(), {Policy(policy), reshard_after_forward});
+    shard::PerParamShardedModel sharded(*m, comm.get(), {Policy(policy), true, reshard_after_forward});
     // Parameters keep their names under FSDP2: the same groups as the reference.
     optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, kWeightDecay, true));
     double min_norm = 1e300;
@@ -193,7 +193,7 @@ int PrefetchCheck(const std::string& engine) {
     std::vector<model::NamedTensor> params;
     const bool first = root_bytes == 0;
     if (engine == "flat") {
-      shard::FlatShardingOptions o{Policy("transformer_block"), true, true};
+      shard::EngineOptions o{Policy("transformer_block"), true, true};
       o.forward_prefetch = o.backward_prefetch = prefetch;
       flat = std::make_unique<shard::FlatShardedModel>(*m, comm.get(), o);
       for (const auto& u : flat->units()) {
@@ -202,7 +202,7 @@ int PrefetchCheck(const std::string& engine) {
       sync = flat.get();
       params = flat->named_parameters();
     } else {
-      shard::PerParamShardingOptions o{Policy("transformer_block"), true, {}, {}, prefetch, prefetch};
+      shard::EngineOptions o{Policy("transformer_block"), true, true, {}, {}, prefetch, prefetch};
       per_param = std::make_unique<shard::PerParamShardedModel>(*m, comm.get(), o);
       for (const auto& u : per_param->units()) {
         int64_t full = 0;

@@ -7,21 +7,17 @@
 namespace shardbench::shard {
 namespace {
 
-FlatUnitOptions UnitOptionsFor(const FlatShardingOptions& o) {
+FlatUnitOptions FlatUnitOptionsFor(bool use_orig_params) {
   FlatUnitOptions u;
-  u.use_orig_params = o.use_orig_params;
-  u.reshard_after_forward = o.reshard_after_forward;
-  u.mixed_precision = o.mixed_precision;
-  u.materialize = o.materialize;
+  u.use_orig_params = use_orig_params;
   return u;
 }
 
 }  // namespace
 
 FlatShardedModel::FlatShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
-                                   const FlatShardingOptions& options)
-    : UnitDriver(model, comm, options.policy, UnitOptionsFor(options), options.forward_prefetch,
-                 options.backward_prefetch),
+                                   const EngineOptions& options)
+    : UnitDriver(model, comm, options, FlatUnitOptionsFor(options.use_orig_params)),
       use_orig_params_(options.use_orig_params) {}
 
 std::vector<model::NamedTensor> FlatShardedModel::named_parameters() {

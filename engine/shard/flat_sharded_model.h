@@ -15,22 +15,10 @@
 
 namespace shardbench::shard {
 
-struct FlatShardingOptions {
-  WrapPolicy policy;
-  bool use_orig_params = true;
-  bool reshard_after_forward = true;
-  MixedPrecision mixed_precision;
-  model::Materialization materialize;  // meta-device init: each rank fills only its elements
-  // FSDP1's forward_prefetch / backward_prefetch=BACKWARD_PRE: all-gather the next unit (in the
-  // forward order recorded on the first iteration, reversed in backward) while this one computes.
-  bool forward_prefetch = false;
-  bool backward_prefetch = false;
-};
-
 class FlatShardedModel : public UnitDriver<FlatParamUnit> {
  public:
   // The model must be fully materialised on its device. `comm` may be null (one rank).
-  FlatShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm, const FlatShardingOptions& options);
+  FlatShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm, const EngineOptions& options);
 
   EngineKind kind() const override { return EngineKind::kFlat; }
   std::vector<model::NamedTensor> named_parameters() override;

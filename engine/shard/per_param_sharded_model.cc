@@ -3,22 +3,10 @@
 #include <map>
 
 namespace shardbench::shard {
-namespace {
-
-PerParamUnitOptions UnitOptionsFor(const PerParamShardingOptions& o) {
-  PerParamUnitOptions u;
-  u.reshard_after_forward = o.reshard_after_forward;
-  u.mixed_precision = o.mixed_precision;
-  u.materialize = o.materialize;
-  return u;
-}
-
-}  // namespace
 
 PerParamShardedModel::PerParamShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
-                                           const PerParamShardingOptions& options)
-    : UnitDriver(model, comm, options.policy, UnitOptionsFor(options), options.forward_prefetch,
-                 options.backward_prefetch) {}
+                                           const EngineOptions& options)
+    : UnitDriver(model, comm, options, PerParamUnitOptions{}) {}
 
 std::vector<model::NamedTensor> PerParamShardedModel::named_parameters() {
   std::map<std::string, model::NamedTensor> by_name;

@@ -15,23 +15,11 @@
 
 namespace shardbench::shard {
 
-struct PerParamShardingOptions {
-  WrapPolicy policy;
-  bool reshard_after_forward = true;
-  MixedPrecision mixed_precision;
-  model::Materialization materialize;  // meta-device init: each rank fills only its elements
-  // Explicit prefetch (FSDP2's set_modules_to_forward/backward_prefetch with the next unit in
-  // execution order, recorded during the first forward): start the next unit's all-gather
-  // while the current one computes. Costs one more unit's unsharded params at a time.
-  bool forward_prefetch = false;
-  bool backward_prefetch = false;
-};
-
 class PerParamShardedModel : public UnitDriver<PerParamUnit> {
  public:
   // The model must be fully materialised on its device. `comm` may be null (one rank).
   PerParamShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
-                       const PerParamShardingOptions& options);
+                       const EngineOptions& options);
 
   EngineKind kind() const override { return EngineKind::kPerParam; }
   // Original names, sharded parameters (new tensors: build optimizers from these).

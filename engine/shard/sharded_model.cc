@@ -31,15 +31,9 @@ std::unique_ptr<ShardedModel> MakeShardedModel(model::LlamaForCausalLM& model, c
                                                const EngineOptions& o) {
   switch (o.kind) {
     case EngineKind::kFlat:
-      return std::make_unique<FlatShardedModel>(
-          model, comm,
-          FlatShardingOptions{o.policy, o.use_orig_params, o.reshard_after_forward, o.mixed_precision, o.materialize,
-                              o.forward_prefetch, o.backward_prefetch});
+      return std::make_unique<FlatShardedModel>(model, comm, o);
     case EngineKind::kPerParam:
-      return std::make_unique<PerParamShardedModel>(
-          model, comm,
-          PerParamShardingOptions{o.policy, o.reshard_after_forward, o.mixed_precision, o.materialize,
-                                  o.forward_prefetch, o.backward_prefetch});
+      return std::make_unique<PerParamShardedModel>(model, comm, o);
     case EngineKind::kReference:
       break;
   }

@@ -84,15 +84,20 @@ class ShardedModel : public train::GradientSync {
 
 // Everything a scenario can ask of an engine; options a kind does not have are ignored by it
 // (use_orig_params is the flat engine's; the reference has no wrapping, prefetch or mixed precision).
+// The concrete engines take these too (kind aside), so tests can build one directly:
+// FlatShardedModel(model, comm, {policy, /*use_orig_params=*/false}).
 struct EngineOptions {
-  EngineKind kind = EngineKind::kReference;
   WrapPolicy policy;
   bool use_orig_params = true;
-  bool reshard_after_forward = true;
+  bool reshard_after_forward = true;   // false: SHARD_GRAD_OP (keep params until backward)
   MixedPrecision mixed_precision;
   model::Materialization materialize;  // meta-device init: each rank fills only its elements
+  // FSDP1's forward_prefetch / backward_prefetch=BACKWARD_PRE, FSDP2's explicit prefetch: gather
+  // the next unit (in the forward order recorded on the first iteration, reversed in backward)
+  // while this one computes. Costs one more unit's unsharded params at a time.
   bool forward_prefetch = false;
   bool backward_prefetch = false;
+  EngineKind kind = EngineKind::kReference;  // what MakeShardedModel builds
 };
 
 // The model must be materialised unless `options.materialize` fills it. `comm` may be null (one rank).

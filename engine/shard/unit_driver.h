@@ -83,12 +83,17 @@ class UnitDriver : public ShardedModel, public model::ForwardHooks {
   }
 
  protected:
-  // Builds one unit per module the policy picks, each told `unit_options` plus what the driver
-  // owns (root flag, gauges, backward prefetch).
-  UnitDriver(model::LlamaForCausalLM& model, comm::Communicator* comm, const WrapPolicy& policy,
-             Options unit_options, bool forward_prefetch, bool backward_prefetch)
-      : ShardedModel(model), forward_prefetch_(forward_prefetch) {
-    for (auto& plan : PlanUnits(model, policy)) {
+  // Builds one unit per module the policy picks, each told `unit_options` (what only that kind
+  // of unit has), the engine options every unit shares, and what the driver owns (root flag,
+  // gauges, backward prefetch).
+  UnitDriver(model::LlamaForCausalLM& model, comm::Communicator* comm, const EngineOptions& options,
+             Options unit_options)
+      : ShardedModel(model), forward_prefetch_(options.forward_prefetch) {
+    const bool backward_prefetch = options.backward_prefetch;
+    unit_options.reshard_after_forward = options.reshard_after_forward;
+    unit_options.mixed_precision = options.mixed_precision;
+    unit_options.materialize = options.materialize;
+    for (auto& plan : PlanUnits(model, options.policy)) {
       Options o = unit_options;
       o.is_root = plan.module == &model;
       o.unsharded_bytes = &unsharded_bytes_;
