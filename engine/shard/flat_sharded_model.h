@@ -15,12 +15,11 @@
 
 namespace shardbench::shard {
 
-class FlatShardedModel : public UnitDriver<FlatParamUnit> {
+class FlatShardedModel : public UnitDriver<FlatParamUnit, EngineKind::kFlat> {
  public:
   // The model must be fully materialised on its device. `comm` may be null (one rank).
   FlatShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm, const EngineOptions& options);
 
-  EngineKind kind() const override { return EngineKind::kFlat; }
   std::vector<model::NamedTensor> named_parameters() override;
   // The shard gradients of trainable parameters only: with use_orig_params the original
   // parameters' gradient views (frozen slots of mixed units excluded, as in FSDP's

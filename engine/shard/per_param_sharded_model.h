@@ -15,13 +15,12 @@
 
 namespace shardbench::shard {
 
-class PerParamShardedModel : public UnitDriver<PerParamUnit> {
+class PerParamShardedModel : public UnitDriver<PerParamUnit, EngineKind::kPerParam> {
  public:
   // The model must be fully materialised on its device. `comm` may be null (one rank).
   PerParamShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm,
                        const EngineOptions& options);
 
-  EngineKind kind() const override { return EngineKind::kPerParam; }
   // Original names, sharded parameters (new tensors: build optimizers from these).
   std::vector<model::NamedTensor> named_parameters() override;
   std::vector<at::Tensor> local_grads() override;

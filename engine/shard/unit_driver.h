@@ -22,7 +22,7 @@
 
 namespace shardbench::shard {
 
-template <typename Unit>
+template <typename Unit, EngineKind kKind>
 class UnitDriver : public ShardedModel, public model::ForwardHooks {
  public:
   using Options = typename Unit::Options;
@@ -33,6 +33,7 @@ class UnitDriver : public ShardedModel, public model::ForwardHooks {
   UnitDriver(const UnitDriver&) = delete;
   UnitDriver& operator=(const UnitDriver&) = delete;
 
+  EngineKind kind() const override { return kKind; }
   const std::vector<std::unique_ptr<Unit>>& units() const { return units_; }
 
   // ForwardHooks.
