@@ -19,7 +19,7 @@
 //    log(1 + min_effect) plus `power`'s quantile of the observed median ratio's spread.
 // The MDE is reported as a relative change, exp(d) - 1. With `samples: steps` the samples are
 // steps of a few launches, not independent launches: their spread misses the launch-to-launch
-// part, and the MDE is as optimistic as the test itself is then. tests/compare_test.cc checks these
+// part, and the MDE is as optimistic as the test itself is then. tests/reporters/compare_test.cc checks these
 // against simulation of the very test the gate runs; ci/gate-quality.sh against real launches.
 #pragma once
 

@@ -11,9 +11,9 @@
 //   slow_step_5pct       every training step takes 5% (10%, 20%) longer: a known slowdown the
 //   slow_step_10pct      nightly gate must detect (ci/gate-quality.sh measures how often, and
 //   slow_step_20pct      whether the gate's reported minimum detectable effect predicted it)
-//   straggler_rank1      rank 1 alone sleeps each step for as long as it was busy (step time
-//                        minus time blocked in collectives): its busy time doubles, its peers
-//                        wait for it, and straggler_ratio shows ~2 naming rank 1 (less on a
+//   straggler_rank1      rank 1 alone sleeps each step twice as long as it was busy (step time
+//                        minus time blocked in collectives): its busy time triples, its peers
+//                        wait for it, and straggler_ratio shows ~3 naming rank 1 (less on a
 //                        host with fewer cores than ranks: see engine/train/trainer.cc)
 #pragma once
 

@@ -79,14 +79,16 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
                       : FailpointActive("slow_step_5pct")  ? 0.05
                                                            : 0.0;
   const double spin = slow * Since(start);
-  // Failpoint straggler_rank1: rank 1 alone stays away as long as it was busy so far this step,
-  // so its busy time doubles while its peers wait for it in their next collective (their step
-  // times grow too: only busy time tells the straggler apart). It sleeps where the slowdowns
+  // Failpoint straggler_rank1: rank 1 alone stays away twice as long as it was busy so far this
+  // step, so its busy time triples while its peers wait for it in their next collective (their
+  // step times grow too: only busy time tells the straggler apart). Three times, not two: on a
+  // host with fewer cores than ranks the peers' busy time includes waiting for a core, which
+  // pulled a doubled rank's ratio down to 1.2-1.9 here, too close to an even job's 0.8-1.1. It sleeps where the slowdowns
   // above spin: a real straggler is slow on its own hardware, and a spinning rank on a host
   // with fewer cores than ranks would take its peers' cores, lengthening their busy time too
   // (measured on 2 cores, 3 ranks: ratio ~1.25 spinning against ~1.4-1.9 sleeping).
   if (FailpointActive("straggler_rank1") && comm_ && comm_->rank() == 1) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(Since(start) - blocked()));
+    std::this_thread::sleep_for(std::chrono::duration<double>(2 * (Since(start) - blocked())));
   }
   if (spin > 0) {
     const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""PyTorch's own FSDP beside shardbench's engines on the same scenario (scenarios/peers_tiny.yaml,
+tiny Llama, 2 Gloo ranks, LoRA and full): every instance green (its loss_parity check against the
+one-process reference included), per_param's losses equal torch_fsdp2's and flat's equal
+torch_fsdp1's within 1e-5 relative, peer results valid against the results schema and carrying
+the peer's versions; and a combination PyTorch refuses reported as a red finding with PyTorch's
+own message, not a crash.
+
+    tests/end_to_end/peer_parity_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import jsonschema
+
+binary, source, work = sys.argv[1:4]
+shutil.rmtree(work, ignore_errors=True)
+scenario = os.path.join(source, "scenarios", "peers_tiny.yaml")
+schema = json.load(open(os.path.join(source, "reporters", "results.schema.json")))
+
+
+def fail(msg):
+    sys.exit(f"peer_parity_check: {msg}")
+
+
+run = subprocess.run([binary, "run", scenario, "--quiet", "--out", os.path.join(work, "run"), "train.steps=6"],
+                     capture_output=True, text=True)
+index = json.load(open(os.path.join(work, "run", "index.json")))
+results = {}
+for inst in index["instances"]:
+    if inst["colour"] != "green":
+        fail(f"{inst['name']} is {inst['colour']}: {inst.get('message')}\n{run.stderr[-3000:]}")
+    results[inst["name"]] = json.load(open(os.path.join(work, "run", inst["file"])))
+if run.returncode != 0:
+    fail(f"exit {run.returncode}\n{run.stderr[-3000:]}")
+
+for lora in ("true", "false"):
+    for ours, peer in (("per_param", "torch_fsdp2"), ("flat", "torch_fsdp1")):
+        a = results[f"peers_tiny[engine={ours},enabled={lora}]"]
+        b = results[f"peers_tiny[engine={peer},enabled={lora}]"]
+        if len(a["loss"]) != len(b["loss"]) or not a["loss"]:
+            fail(f"{ours} vs {peer} lora={lora}: {len(a['loss'])} vs {len(b['loss'])} losses")
+        worst = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a["loss"], b["loss"]))
+        if worst > 1e-5:
+            fail(f"{ours} vs {peer} lora={lora}: losses differ by {worst:.3g} relative (> 1e-5)")
+        jsonschema.validate(b, schema)
+        versions = b["provenance"].get("peer", {})
+        if not all(versions.get(k) for k in ("torch", "transformers", "peft")):
+            fail(f"{peer}: provenance lacks the peer's versions: {versions}")
+        checks = {c["name"]: c["passed"] for c in b["checks"]}
+        if checks.get("loss_parity") is not True:
+            fail(f"{peer} lora={lora}: no passing loss_parity check: {b['checks']}")
+        print(f"{ours:9s} vs {peer:11s} lora={lora:5s}: max relative loss difference {worst:.2e}")
+
+# The side-by-side report over the same run: every pair's losses within tolerance (exit 0).
+md = os.path.join(work, "engines.md")
+side = subprocess.run([binary, "compare", os.path.join(work, "run"), "--engines", "--markdown", md, "--html",
+                       os.path.join(work, "engines.html")], capture_output=True, text=True)
+if side.returncode != 0 or "per\\_param | torch\\_fsdp2" not in open(md).read():
+    fail(f"compare --engines: exit {side.returncode}\n{side.stdout}{side.stderr}")
+print(side.stdout)
+
+refused = subprocess.run([binary, "run", scenario, "--quiet", "--out", os.path.join(work, "refused"), "train.steps=2",
+                          "engine=torch_fsdp1", "lora.enabled=true", "sharding.use_orig_params=false"],
+                         capture_output=True, text=True)
+if refused.returncode != 1:
+    fail(f"the refused combination should end red (exit 1), got {refused.returncode}\n{refused.stderr[-2000:]}")
+index = json.load(open(os.path.join(work, "refused", "index.json")))
+r = json.load(open(os.path.join(work, "refused", index["instances"][0]["file"])))
+jsonschema.validate(r, schema)
+detail = " ".join(c["detail"] for c in r["checks"] if c["name"] == "peer_accepts_scenario")
+if "requires_grad" not in detail or "use_orig_params=False" not in detail:
+    fail(f"the refusal does not carry PyTorch's message: {r['checks']}")
+print("refused combination reported with PyTorch's message:", detail[:120])

@@ -1,0 +1,355 @@
+// The gate's statistics and verdicts on synthetic samples with known shifts and known nulls,
+// policy parsing, and the reporters on fixed results.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/common/error.h"
+#include "reporters/compare.h"
+#include "reporters/change_points.h"
+#include "reporters/compare_reports.h"
+#include "reporters/engine_pairs.h"
+#include "reporters/history.h"
+#include "reporters/significance.h"
+#include "tests/reporters/compare_fixtures.h"
+#include "tests/support/multi_rank.h"
+
+namespace shardbench {
+namespace {
+
+using namespace fixtures;  // NOLINT: the fixtures are this file's vocabulary
+
+// Expected values from enumerating all C(10, 5) rank assignments (and, for ties, the normal
+// approximation with tie and continuity corrections scipy's "asymptotic" method uses).
+TEST(MannWhitney, PValuesMatchEnumeration) {
+  auto r = MannWhitneyU({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.u, 0);
+  EXPECT_NEAR(r.p_value, 2.0 / 252, 1e-12);
+  // Interleaved: no evidence of a shift.
+  r = MannWhitneyU({1, 3, 5, 7, 9}, {2, 4, 6, 8, 10});
+  EXPECT_EQ(r.u, 10);
+  EXPECT_NEAR(r.p_value, 0.6904761904761905, 1e-12);
+  // Ties: midranks, normal approximation.
+  r = MannWhitneyU({1, 2, 2, 3}, {2, 3, 4, 4});
+  EXPECT_FALSE(r.exact);
+  EXPECT_EQ(r.u, 2.5);
+  EXPECT_NEAR(r.p_value, 0.13416918012812581, 1e-12);
+}
+
+TEST(MannWhitney, NullsStayQuietShiftsAreFound) {
+  int false_alarms = 0, found = 0;
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    const auto a = Samples(100, 0.02, 10, seed), b = Samples(100, 0.02, 10, seed + 1000);
+    false_alarms += MannWhitneyU(a, b).p_value < 0.05;
+    const auto shifted = Samples(110, 0.02, 10, seed + 2000);
+    found += MannWhitneyU(a, shifted).p_value < 0.05;
+  }
+  EXPECT_LE(false_alarms, 20);  // alpha 5% of 200 = 10 expected
+  EXPECT_GE(found, 198);        // a 10% shift at 2% noise is 5 standard deviations
+}
+
+TEST(Bootstrap, IntervalCoversTheTrueRatioAndIsDeterministic) {
+  const auto base = Samples(100, 0.02, 10, 7), current = Samples(105, 0.02, 10, 8);
+  const auto ci = BootstrapMedianRatio(base, current);
+  EXPECT_LT(ci.low, 1.05);
+  EXPECT_GT(ci.high, 1.05);
+  EXPECT_GT(ci.low, 1.0);
+  const auto again = BootstrapMedianRatio(base, current);
+  EXPECT_EQ(ci.low, again.low);
+  EXPECT_EQ(ci.high, again.high);
+}
+
+MetricComparison Judge(const std::vector<double>& base, const std::vector<double>& current, const std::string& better,
+                       const MetricRule& rule = {}) {
+  MetricComparison c;
+  c.better = better;
+  c.kind = "sampled";
+  JudgeSampled(c, base, current, rule);
+  return c;
+}
+
+TEST(CompareVerdicts, SampledShiftsNullsAndTooFewSamples) {
+  const auto base = Samples(1000, 0.01, 5, 11);
+  EXPECT_EQ(Judge(base, Samples(900, 0.01, 5, 12), "higher").verdict, Verdict::kRegression);   // tokens/s down 10%
+  EXPECT_EQ(Judge(base, Samples(1100, 0.01, 5, 13), "higher").verdict, Verdict::kImprovement);
+  EXPECT_EQ(Judge(base, Samples(900, 0.01, 5, 14), "lower").verdict, Verdict::kImprovement);    // step time down
+  EXPECT_EQ(Judge(base, Samples(1000, 0.01, 5, 15), "higher").verdict, Verdict::kNoChange);
+  // Significant but below the minimum effect: no change, said so.
+  const auto tiny_shift = Judge(Samples(1000, 0.001, 5, 16), Samples(1010, 0.001, 5, 17), "higher");
+  EXPECT_EQ(tiny_shift.verdict, Verdict::kNoChange);
+  EXPECT_NE(tiny_shift.detail.find("below the minimum effect"), std::string::npos) << tiny_shift.detail;
+  EXPECT_EQ(Judge({1000, 1001}, Samples(500, 0.01, 5, 18), "higher").verdict, Verdict::kUnjudged);
+  MetricRule bootstrap;
+  bootstrap.test = "bootstrap";
+  EXPECT_EQ(Judge(base, Samples(900, 0.01, 5, 12), "higher", bootstrap).verdict, Verdict::kRegression);
+  EXPECT_EQ(Judge(base, Samples(1000, 0.01, 5, 15), "higher", bootstrap).verdict, Verdict::kNoChange);
+}
+
+TEST(CompareVerdicts, ExactMetricsGateEveryChangeByDefault) {
+  const auto base = Set({Result("a", {Exact("grad_bytes", {74752, 74752}), Exact("comm_all_gather_bytes", {100, 100})})});
+  const auto same = Compare(base, base, DefaultGatePolicy(), "2026-12-02");
+  EXPECT_FALSE(same.red()) << ConsoleReport(same);
+  const auto grown = Set({Result("a", {Exact("grad_bytes", {74752, 76800})})});  // and the all-gather vanished
+  const auto c = Compare(base, grown, DefaultGatePolicy(), "2026-12-02");
+  EXPECT_TRUE(c.red());
+  ASSERT_EQ(c.metrics.size(), 2u);
+  EXPECT_EQ(c.metrics[0].verdict, Verdict::kRegression);
+  EXPECT_NE(c.metrics[0].detail.find("+2048 bytes"), std::string::npos) << c.metrics[0].detail;
+  EXPECT_NE(c.metrics[0].detail.find("rank 1: 74752 -> 76800"), std::string::npos) << c.metrics[0].detail;
+  EXPECT_EQ(c.metrics[1].verdict, Verdict::kImprovement);  // 100 -> 0 (omitted when zero)
+  EXPECT_EQ(c.exit_code(), ExitCode::kRegression);
+}
+
+TEST(GatePolicy, RulesByGlobSuppressionsExpireBadFieldsAreNamed) {
+  const auto p = LoadGatePolicy(WritePolicy("ok", R"(
+defaults:
+  exact: {tolerance: 0.01}
+metrics:
+  "comm_*": {tolerance: 0}
+  host_rss_peak: {gate: false}
+suppressions:
+  - {metric: grad_bytes, instance: "flat*", reason: "known, fixed in #12", expires: 2026-12-31}
+)"));
+  EXPECT_EQ(p.rule_for("comm_all_gather_bytes", "exact").tolerance, 0);
+  EXPECT_EQ(p.rule_for("grad_bytes", "exact").tolerance, 0.01);
+  EXPECT_FALSE(p.rule_for("host_rss_peak", "sampled").gate);
+  EXPECT_NE(p.suppression_for("flat_lora", "grad_bytes", "2026-12-31"), nullptr);
+  const Suppression* expired = nullptr;
+  EXPECT_EQ(p.suppression_for("flat_lora", "grad_bytes", "2027-01-01", &expired), nullptr);
+  EXPECT_NE(expired, nullptr);
+
+  auto error = [](const std::string& text) {
+    try {
+      LoadGatePolicy(WritePolicy("bad", text));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("metrics:\n  x: {alpha: 2}\n").find("metrics.x.alpha: expected a number in [0"), std::string::npos);
+  EXPECT_NE(error("metrics:\n  x: {tset: bootstrap}\n").find("metrics.x.tset: unknown rule field"), std::string::npos);
+  EXPECT_NE(error("suppressions:\n  - {metric: x, expires: 2027-01-01}\n").find("needs a reason"), std::string::npos);
+  EXPECT_NE(error("suppressions:\n  - {metric: x, reason: y, expires: soon}\n").find("expected a date YYYY-MM-DD"), std::string::npos);
+  EXPECT_NE(error("metrics:\n  x: {at_least: high}\n").find("metrics.x.at_least: expected a number, got 'high'"), std::string::npos);
+  EXPECT_NE(error("gates: {}\n").find("unknown section"), std::string::npos);
+  EXPECT_NE(error("metrics: [\n").find("not valid YAML"), std::string::npos);
+}
+
+TEST(CompareVerdicts, SuppressedRegressionsAreReportedNotRedFailedChecksAlwaysAre) {
+  const auto base = Set({Result("flat_lora", {Exact("grad_bytes", {100})})});
+  const auto cur = Set({Result("flat_lora", {Exact("grad_bytes", {200})},
+                               {{{"name", "loss_parity"}, {"passed", false}, {"detail", "max relative 1e-3"}}})});
+  const auto policy = LoadGatePolicy(WritePolicy("sup", "suppressions:\n  - {metric: grad_bytes, reason: known, expires: 2026-12-31}\n"));
+  auto c = Compare(base, cur, policy, "2026-12-02");
+  EXPECT_EQ(c.regressions(), 0);
+  EXPECT_NE(c.metrics[0].suppressed.find("known"), std::string::npos);
+  EXPECT_EQ(c.failed_checks(), 1);
+  EXPECT_TRUE(c.red());
+  c = Compare(base, cur, policy, "2027-01-05");  // expired: red again, and said so
+  EXPECT_EQ(c.regressions(), 1);
+  bool noted = false;
+  for (const auto& n : c.notes) noted |= n.find("expired on 2026-12-31") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+// An absolute hold: an overlap ratio that was already low in the base is still red, an
+// unchanged healthy one is not; a budget on an exact metric likewise.
+TEST(CompareVerdicts, PolicyHoldsAreAbsolute) {
+  const auto policy = LoadGatePolicy(WritePolicy("hold", "metrics:\n  kernel_overlap_ratio: {at_least: 0.8}\n"
+                                                         "  grad_bytes: {at_most: 150}\n"));
+  auto ratio = [](double v) { return Sampled("kernel_overlap_ratio", "higher", {v, v, v, v, v}); };
+  auto verdict = [&](double base, double current, double base_bytes, double current_bytes) {
+    const auto c = Compare(Set({Result("a", {ratio(base), Exact("grad_bytes", {base_bytes})})}),
+                           Set({Result("a", {ratio(current), Exact("grad_bytes", {current_bytes})})}), policy, "2026-12-02");
+    return std::make_pair(c.metrics.at(0), c.metrics.at(1));
+  };
+  auto [held, bytes] = verdict(0.95, 0.95, 100, 100);
+  EXPECT_EQ(held.verdict, Verdict::kNoChange) << held.detail;
+  EXPECT_EQ(bytes.verdict, Verdict::kNoChange) << bytes.detail;
+  std::tie(held, bytes) = verdict(0.5, 0.5, 200, 200);  // no change against the base, past both holds
+  EXPECT_EQ(held.verdict, Verdict::kRegression);
+  EXPECT_NE(held.detail.find("holds it at least 0.8000, current 0.5000"), std::string::npos) << held.detail;
+  EXPECT_EQ(bytes.verdict, Verdict::kRegression);
+  EXPECT_NE(bytes.detail.find("at most 150"), std::string::npos) << bytes.detail;
+  // Too few samples for the relative test still leaves the hold to judge.
+  const auto few = Compare(Set({Result("a", {Sampled("kernel_overlap_ratio", "higher", {0.9})})}),
+                           Set({Result("a", {Sampled("kernel_overlap_ratio", "higher", {0.3})})}), policy, "2026-12-02");
+  EXPECT_EQ(few.metrics.at(0).verdict, Verdict::kRegression) << few.metrics.at(0).detail;
+  EXPECT_NE(LoadGatePolicy(WritePolicy("hold_ok", "metrics:\n  x: {at_least: 0.5}\n")).rule_for("x", "sampled").at_least, std::nullopt);
+}
+
+// One engine's result of a matrix instance, for pairing.
+InstanceResult EngineResult(const std::string& engine, const std::vector<double>& loss, double tokens, double rss) {
+  nlohmann::json r = Result("peers[engine=" + engine + ",enabled=true]",
+                            {Sampled("tokens_per_s", "higher", {tokens, tokens * 1.01, tokens * 0.99}),
+                             Sampled("host_rss_peak", "lower", {rss})});
+  r["scenario"]["config"]["engine"] = engine;
+  r["scenario"]["config"]["checks"] = {{"loss_rtol", 1e-5}, {"loss_parity_steps", 2}};
+  r["loss"] = loss;
+  InstanceResult i;
+  i.name = r["scenario"]["name"];
+  i.result = r;
+  return i;
+}
+
+TEST(EnginePairs, PairsBySharedScenarioAndJudgesLossOverTheFirstSteps) {
+  ResultSet set;
+  set.instances = {EngineResult("per_param", {5.0, 4.0, 3.0}, 200, 100), EngineResult("torch_fsdp2", {5.0, 4.00001, 9.0}, 100, 400),
+                   EngineResult("flat", {5.0, 4.1, 3.0}, 150, 100), EngineResult("torch_fsdp1", {5.0, 4.0, 3.0}, 150, 100)};
+  const auto pairs = PairEngines({&set});
+  ASSERT_EQ(pairs.size(), 4u);  // per_param/fsdp2, flat/fsdp1, fsdp1/fsdp2, flat/per_param
+  EXPECT_EQ(pairs[0].scenario, "peers[enabled=true]");
+  EXPECT_EQ(pairs[0].engine_a, "per_param");
+  EXPECT_EQ(pairs[0].engine_b, "torch_fsdp2");
+  EXPECT_EQ(pairs[0].judged, 2);  // loss_parity_steps: step 2's 3.0 vs 9.0 is not judged
+  EXPECT_NEAR(pairs[0].loss_max_rel, 0.00001 / 4.00001, 1e-12);
+  EXPECT_TRUE(pairs[0].loss_ok());
+  ASSERT_TRUE(pairs[0].tokens && pairs[0].memory);
+  EXPECT_DOUBLE_EQ(pairs[0].tokens->interval.ratio, 2.0);  // a / b
+  EXPECT_DOUBLE_EQ(pairs[0].memory->interval.ratio, 0.25);
+  EXPECT_EQ(pairs[0].memory->metric, "host_rss_peak");
+  EXPECT_EQ(pairs[1].engine_a, "flat");
+  EXPECT_FALSE(pairs[1].loss_ok());  // 4.1 vs 4.0 at step 1
+  EXPECT_NE(EnginePairsMarkdown(pairs).find("| per\\_param | torch\\_fsdp2 |"), std::string::npos) << EnginePairsMarkdown(pairs);
+  // Two sets (ours and the peer's runs) pool; one engine alone pairs with nothing.
+  ResultSet ours, theirs, lonely;
+  ours.instances = {EngineResult("per_param", {5.0}, 1, 1)};
+  theirs.instances = {EngineResult("torch_fsdp2", {5.0}, 1, 1)};
+  EXPECT_EQ(PairEngines({&ours, &theirs}).size(), 1u);
+  EXPECT_TRUE(PairEngines({&ours}).empty());
+}
+
+// Two torch releases under the same peer scenario: the regression is judged as any other and
+// the notes say which versions each side ran.
+TEST(CompareVerdicts, VersionsOfEachSideAreNoted) {
+  auto with_torch = [](const std::string& version, double tokens) {
+    nlohmann::json r = Result("peers[engine=torch_fsdp2]", {Sampled("tokens_per_s", "higher", {tokens, tokens, tokens, tokens, tokens * 1.001})});
+    r["provenance"] = {{"torch", version}, {"peer", {{"torch", version}, {"transformers", "4.57.6"}}}};
+    return r;
+  };
+  const auto c = Compare(Set({with_torch("2.10.0+cpu", 100)}), Set({with_torch("2.11.0+cpu", 80)}), DefaultGatePolicy(), "2026-12-02");
+  EXPECT_EQ(c.regressions(), 1);
+  bool noted = false;
+  for (const auto& n : c.notes) noted |= n.find("versions differ: peer.torch \"2.10.0+cpu\" -> \"2.11.0+cpu\"") != std::string::npos;
+  EXPECT_TRUE(noted) << ::testing::PrintToString(c.notes);
+}
+
+TEST(CompareVerdicts, MissingInstancesAreRedConfigChangesAreNoted) {
+  const auto base = Set({Result("a", {Exact("x", {1})}), Result("b", {Exact("x", {1})})});
+  const auto cur = Set({Result("a", {Exact("x", {1})}, {}, 20)});
+  const auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-02");
+  ASSERT_EQ(c.failures.size(), 1u);
+  EXPECT_NE(c.failures[0].find("'b'"), std::string::npos);
+  ASSERT_FALSE(c.notes.empty());
+  EXPECT_NE(c.notes[0].find("train.steps 10 -> 20"), std::string::npos) << c.notes[0];
+}
+
+TEST(CompareReports, MarkdownAndJUnitCarryEveryVerdictEscaped) {
+  const auto base = Set({Result("a|b<x>", {Sampled("tokens_per_s", "higher", {1000, 1002, 998, 1001, 999}), Exact("grad_bytes", {10})})});
+  const auto cur = Set({Result("a|b<x>", {Sampled("tokens_per_s", "higher", {900, 902, 898, 901, 899}), Exact("grad_bytes", {10})},
+                               {{{"name", "learning"}, {"passed", false}, {"detail", "loss \"rose\" & <fell>"}}})});
+  const auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-02");
+  const std::string md = MarkdownReport(c);
+  EXPECT_NE(md.find("| a\\|b\\<x\\> | tokens\\_per\\_s | 1,000 tokens/s | 900.00 tokens/s | -10.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**regression; could have caught \\>= 3.1%**"), std::string::npos) << md;
+  EXPECT_NE(md.find("RED: 1 regression, 1 failed check"), std::string::npos) << md;
+  EXPECT_NE(md.find("Unchanged (1 metrics)"), std::string::npos) << md;
+  const std::string xml = JUnitReport(c);
+  EXPECT_NE(xml.find("tests=\"3\" failures=\"2\" errors=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("classname=\"a|b&lt;x&gt;\" name=\"check learning\"><failure message=\"loss &quot;rose&quot; &amp; &lt;fell&gt;\"/>"),
+            std::string::npos) << xml;
+  EXPECT_EQ(xml.find("<fell>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace shardbench
+
+namespace shardbench {
+namespace {
+
+using namespace fixtures;  // NOLINT: the fixtures are this file's vocabulary
+
+TEST(ChangePoints, FindsAStepAndItsRunIgnoresNoise) {
+  std::vector<double> series = Samples(100, 0.01, 12, 21);
+  const auto after = Samples(110, 0.01, 10, 22);
+  series.insert(series.end(), after.begin(), after.end());
+  const auto found = DetectChangePoints(series);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].index, 12u);
+  EXPECT_NEAR(found[0].after / found[0].before, 1.10, 0.02);  // 1% noise on ~10 points a side
+  EXPECT_LT(found[0].p_value, 0.05);
+  EXPECT_TRUE(DetectChangePoints(Samples(100, 0.01, 22, 23)).empty());
+  EXPECT_TRUE(DetectChangePoints(std::vector<double>(20, 5.0)).empty());  // constant: nothing to find
+  // Deterministic: the same series, the same answer.
+  EXPECT_EQ(DetectChangePoints(series)[0].p_value, found[0].p_value);
+}
+
+// Nightly peer runs across a torch upgrade: the shift is found at the run where the versions
+// changed, and the report says which.
+TEST(History, AShiftAtAVersionChangeNamesTheVersions) {
+  std::vector<ResultSet> runs;
+  const auto tokens = Samples(100, 0.005, 12, 41);
+  for (size_t r = 0; r < tokens.size(); ++r) {
+    const bool upgraded = r >= 6;
+    nlohmann::json result = Result("peers[engine=torch_fsdp2]", {Sampled("tokens_per_s", "higher", {tokens[r] * (upgraded ? 0.8 : 1.0)})});
+    result["provenance"] = {{"torch", "2.11.0"}, {"peer", {{"torch", upgraded ? "2.11.0" : "2.10.0"}, {"peft", "0.18.1"}}}};
+    result["started_at"] = "2026-11-" + std::string(r + 1 < 10 ? "0" : "") + std::to_string(r + 1) + "T02:00:00Z";
+    ResultSet set = Set({result});
+    set.source = "run-" + std::to_string(r);
+    runs.push_back(set);
+  }
+  const History h = BuildHistory(runs, "*", "tokens_per_s");
+  ASSERT_EQ(h.series.size(), 1u);
+  ASSERT_EQ(h.series[0].change_points.size(), 1u);
+  EXPECT_EQ(h.series[0].points[h.series[0].change_points[0].index].run, 6u);
+  EXPECT_EQ(VersionChangeAt(h, 6), "peer torch 2.10.0 -> 2.11.0");
+  EXPECT_EQ(VersionChangeAt(h, 5), "");
+  EXPECT_NE(HistoryConsoleReport(h).find("versions changed at this run: peer torch 2.10.0 -> 2.11.0"), std::string::npos)
+      << HistoryConsoleReport(h);
+}
+
+TEST(ChangePoints, TwoStepsBothFound) {
+  std::vector<double> series = Samples(100, 0.005, 10, 31);
+  for (double mean : {120.0, 90.0}) {
+    const auto part = Samples(mean, 0.005, 10, static_cast<uint64_t>(mean));
+    series.insert(series.end(), part.begin(), part.end());
+  }
+  const auto found = DetectChangePoints(series);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].index, 10u);
+  EXPECT_EQ(found[1].index, 20u);
+}
+
+}  // namespace
+}  // namespace shardbench
+
+namespace shardbench {
+namespace {
+
+using namespace fixtures;  // NOLINT: the fixtures are this file's vocabulary
+
+// The reports of one fixed comparison, byte for byte (tests/reporters/golden/). After an intended change
+// of the format, regenerate with SHARDBENCH_UPDATE_GOLDEN=1 and review the diff.
+TEST(CompareReports, GoldenMarkdownAndJUnit) {
+  const auto base = Set({Result("flat_lora", {Sampled("tokens_per_s", "higher", {1000, 1002, 998, 1001, 999}),
+                                              Exact("grad_bytes", {259584, 259584}), Exact("optim_state_bytes", {149504, 149504})}),
+                         Result("smoke", {Exact("grad_bytes", {10})})});
+  const auto cur = Set({Result("flat_lora", {Sampled("tokens_per_s", "higher", {1100, 1102, 1098, 1101, 1099}),
+                                             Exact("grad_bytes", {259584, 261632}), Exact("optim_state_bytes", {149504, 149504})},
+                               {{{"name", "learning"}, {"passed", true}, {"detail", "loss dropped"}}})});
+  const auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-02");
+  const std::string dir = std::string(SHARDBENCH_SOURCE_DIR) + "/tests/reporters/golden/";
+  for (const auto& [file, text] : {std::pair<std::string, std::string>{"compare_report.md", MarkdownReport(c)},
+                                   {"compare_report.junit.xml", JUnitReport(c)}}) {
+    if (std::getenv("SHARDBENCH_UPDATE_GOLDEN")) std::ofstream(dir + file) << text;
+    std::ifstream in(dir + file);
+    const std::string golden((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, golden) << file << " differs from the golden output (SHARDBENCH_UPDATE_GOLDEN=1 regenerates it)";
+  }
+}
+
+}  // namespace
+}  // namespace shardbench
