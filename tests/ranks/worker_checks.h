@@ -14,7 +14,7 @@ void ExpectEqual(const at::Tensor& got, const at::Tensor& want, const std::strin
 int ExitCode();  // 0 if nothing mismatched, else 1
 std::chrono::milliseconds TimeoutFromEnv(int default_ms);
 
-// Commands (tests/worker_*.cc).
+// Commands (tests/ranks/worker_*.cc).
 int Collectives();
 int StallOnRank1();
 int DieOnRank1();
