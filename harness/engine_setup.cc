@@ -25,17 +25,16 @@ Fingerprint FingerprintOf(const at::Tensor& t) {
 
 shard::MixedPrecision MixedPrecisionFor(const Scenario& s) {
   shard::MixedPrecision mp;
-  if (s.mixed_precision.param_dtype != "fp32") {
-    mp.param_dtype = shard::ParseDtype(s.mixed_precision.param_dtype, "mixed_precision.param_dtype");
-  }
-  mp.reduce_dtype = shard::ParseDtype(s.mixed_precision.reduce_dtype, "mixed_precision.reduce_dtype");
+  // fp32 params: no cast (each parameter's own dtype); reduce_dtype is always explicit.
+  if (s.mixed_precision.param_dtype != c10::ScalarType::Float) mp.param_dtype = s.mixed_precision.param_dtype;
+  mp.reduce_dtype = s.mixed_precision.reduce_dtype;
   return mp;
 }
 
 shard::EngineOptions EngineOptionsFor(const Scenario& s, const model::Materialization& materialize) {
   shard::EngineOptions o;
-  o.kind = shard::ParseEngineKind(s.engine, "engine");
-  o.policy = shard::ParseWrapPolicy(s.sharding.wrap_policy, s.sharding.min_params);
+  o.kind = EngineKindLike(s.engine);
+  o.policy = {s.sharding.wrap_policy, s.sharding.min_params};
   o.use_orig_params = s.sharding.use_orig_params;
   o.reshard_after_forward = s.sharding.reshard_after_forward;
   o.mixed_precision = MixedPrecisionFor(s);
@@ -53,7 +52,7 @@ EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& mod
   for (auto& layer : model.model.layers) layer->set_checkpointing(s.activation_checkpointing);
   const auto& t = s.train;
   optim::AdamWOptions adamw;
-  adamw.impl = optim::ParseAdamWImpl(s.optimizer.impl);
+  adamw.impl = s.optimizer.impl;
   if (s.optimizer.build == "before_wrap") {
     optimizer_ = std::make_unique<optim::AdamW>(optim::MakeParamGroups(model, t.lr, t.weight_decay, t.no_decay_on_norms), adamw);
   }

@@ -14,8 +14,8 @@ memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank) {
   in.config = ScenarioModelConfig(s);
   in.lora = s.lora;
   // PyTorch's FSDP (the peers) is planned as the engine that follows its semantics.
-  in.engine = s.engine == "torch_fsdp2" ? "per_param" : s.engine == "torch_fsdp1" ? "flat" : s.engine;
-  in.policy = shard::ParseWrapPolicy(s.sharding.wrap_policy, s.sharding.min_params);
+  in.engine = EngineKindLike(s.engine);
+  in.policy = {s.sharding.wrap_policy, s.sharding.min_params};
   in.use_orig_params = s.sharding.use_orig_params;
   in.reshard_after_forward = s.sharding.reshard_after_forward;
   in.world_size = s.world_size;

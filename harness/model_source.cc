@@ -9,7 +9,7 @@
 
 namespace shardbench {
 
-model::StoragePolicy StoragePolicyFor(const Scenario& s) { return {s.model_dtype, s.upcast}; }
+model::StoragePolicy StoragePolicyFor(const Scenario& s) { return {s.model_dtype, s.upcast == "all"}; }
 
 BuiltModel BuildScenarioModel(const Scenario& s, uint64_t seed, const at::Device& device) {
   BuiltModel b;
@@ -30,7 +30,7 @@ BuiltModel BuildScenarioModel(const Scenario& s, uint64_t seed, const at::Device
   model::ParamMaterializer init = model::InitMaterializer(*b.model, seed);
   b.materialize.fill = ckpt ? model::CheckpointMaterializer(ckpt, init, b.load) : init;
   b.materialize.device = device;
-  if (s.init == "eager") {  // every rank: the whole model, then the engine shards it
+  if (s.init == Init::kEager) {  // every rank: the whole model, then the engine shards it
     memory::ScopedCategory whole_model(memory::Category::kParamsUnsharded);
     model::MaterializeParameters(*b.model, b.materialize);
     model::MaterializeBuffers(*b.model, device);

@@ -35,17 +35,17 @@ std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::str
   std::error_code ignored;
   fs::remove(rep_dir + "/result.json", ignored);  // a reused directory's old result is not this run's
   if (!fs::exists(python)) {
-    throw InputError("engine=" + s.engine + ": peer Python '" + python + "' does not exist (peer.python '" + s.peer.python +
+    throw InputError(std::string("engine=") + EngineName(s.engine) + ": peer Python '" + python + "' does not exist (peer.python '" + s.peer.python +
                      "': a name like torch-2.10.0 needs scripts/setup-peer-env.sh 2.10.0; empty or 'project' needs "
                      "scripts/setup.sh)");
   }
-  if (!fs::is_regular_file(script)) throw InputError("engine=" + s.engine + ": peer script " + script + " is missing");
+  if (!fs::is_regular_file(script)) throw InputError(std::string("engine=") + EngineName(s.engine) + ": peer script " + script + " is missing");
   // The weights the engines would start from, built whole on this process (init=eager).
   Scenario whole = s;
-  whole.init = "eager";
+  whole.init = Init::kEager;
   BuiltModel built = BuildScenarioModel(whole, s.train.seed, at::Device(at::kCPU));
   checkpoint::ExportHfModel(*built.model, rep_dir + "/init");
-  WriteFileAtomically(rep_dir + "/provenance.json", CollectProvenance(s.world_size, s.backend).dump(2) + "\n");
+  WriteFileAtomically(rep_dir + "/provenance.json", CollectProvenance(s.world_size, BackendName(s.backend)).dump(2) + "\n");
   const nlohmann::json header = {{"name", s.name}, {"source", s.source}, {"overrides", s.overrides},
                                  {"matrix", nlohmann::json::object()}};
   WriteFileAtomically(rep_dir + "/scenario_header.json", header.dump(2) + "\n");

@@ -15,17 +15,17 @@
 namespace shardbench {
 
 bool LossParityApplies(const Scenario& s) {
-  return s.checks.loss_parity && !(s.engine == "reference" && s.world_size == 1);
+  return s.checks.loss_parity && !(s.engine == Engine::kReference && s.world_size == 1);
 }
 
 Check LossParityCheck(const Scenario& s, const std::vector<double>& engine_loss) {
   // The same weights in the same stored dtypes (model_dtype, upcast), built whole on this process.
   Scenario whole = s;
-  whole.init = "eager";
+  whole.init = Init::kEager;
   auto m = std::move(BuildScenarioModel(whole, s.train.seed, at::Device(at::kCPU)).model);
   // use_orig_params=false exposes one flat parameter per unit, so the engine's optimizer
   // cannot exempt norms from weight decay: neither does the reference then.
-  const bool flat_params = (s.engine == "flat" || s.engine == "torch_fsdp1") && !s.sharding.use_orig_params &&
+  const bool flat_params = EngineKindLike(s.engine) == shard::EngineKind::kFlat && !s.sharding.use_orig_params &&
                            s.optimizer.build == "after_wrap";
   optim::AdamW opt(optim::MakeParamGroups(*m, s.train.lr, s.train.weight_decay,
                                           s.train.no_decay_on_norms && !flat_params));

@@ -119,7 +119,7 @@ void RankRun::setup() {
 
   // Connect the ranks. A single CPU rank needs no communicator; on GPU the engines' NCCL
   // collectives run even alone (one GPU: the same kernels and copies, at world size 1).
-  if (env_.world_size > 1 || s_.backend == "nccl") comm_ = comm::Connect(s_.backend, env_, comm::CommOptions{timeout});
+  if (env_.world_size > 1 || s_.backend == Backend::kNccl) comm_ = comm::Connect(BackendName(s_.backend), env_, comm::CommOptions{timeout});
   device_ = s_.device() == "cuda" ? at::Device(at::kCUDA, static_cast<int8_t>(env_.local_rank)) : at::Device(at::kCPU);
 
   // Build the model on every rank (named config, or an HF checkpoint directory): whole
@@ -288,7 +288,7 @@ std::optional<RunResult> RankRun::assemble() {
   RunResult r;
   r.run_id = options_.run_id;
   r.started_at = started_at_;
-  r.provenance = CollectProvenance(env_.world_size, s_.backend);
+  r.provenance = CollectProvenance(env_.world_size, BackendName(s_.backend));
   r.scenario = {{"name", s_.name}, {"source", s_.source}, {"config", YamlToJson(ScenarioToYaml(s_))},
                 {"overrides", s_.overrides}, {"matrix", nlohmann::json::object()}};
   r.loss = rec_->loss;

@@ -4,14 +4,12 @@
 
 namespace shardbench {
 
-bool IsPeerEngine(const std::string& engine) { return engine == "torch_fsdp1" || engine == "torch_fsdp2"; }
-
 void ValidatePeerScenario(const Scenario& s, const std::string& src) {
-  const std::string who = src + ": engine=" + s.engine + " (PyTorch's FSDP, peers/torch_fsdp): ";
+  const std::string who = src + ": engine=" + EngineName(s.engine) + " (PyTorch's FSDP, peers/torch_fsdp): ";
   auto refuse = [&](const std::string& field, const std::string& why) {
     throw InputError(who + field + " is not mapped onto the peer: " + why + " (peers/README.md lists what is)");
   };
-  if (s.init != "eager") refuse("init=" + s.init, "the peer loads the exported initial weights on every rank");
+  if (s.init != Init::kEager) refuse(std::string("init=") + InitName(s.init), "the peer loads the exported initial weights on every rank");
   if (s.activation_checkpointing) refuse("activation_checkpointing", "not yet wired to checkpoint_wrapper");
   if (s.checkpoint.type != "none" || s.checks.state_dict_roundtrip || s.checks.resume) {
     refuse("checkpoint", "the peer does not save or load state dicts");
@@ -22,11 +20,11 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   if (s.checks.frozen_dtype || s.checks.max_grad_blowup > 0) {
     refuse("checks.frozen_dtype / checks.max_grad_blowup", "they read shardbench's engines' own tensors");
   }
-  if (s.engine == "torch_fsdp2" && !s.sharding.use_orig_params) {
+  if (s.engine == Engine::kTorchFsdp2 && !s.sharding.use_orig_params) {
     throw InputError(who + "sharding.use_orig_params=false is an FSDP1 option; fully_shard always keeps each "
                      "parameter as its own DTensor");
   }
-  if (s.engine == "torch_fsdp2" && s.sharding.wrap_policy == "size") {
+  if (s.engine == Engine::kTorchFsdp2 && s.sharding.wrap_policy == shard::WrapPolicyKind::kSize) {
     refuse("sharding.wrap_policy=size", "fully_shard has no auto-wrap policy; use transformer_block, lora_separate or none");
   }
 }

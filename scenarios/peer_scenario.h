@@ -8,8 +8,6 @@
 
 namespace shardbench {
 
-bool IsPeerEngine(const std::string& engine);  // torch_fsdp1 | torch_fsdp2
-
 // InputError naming the field for an option the peer does not map onto PyTorch (yet), so that
 // a comparison never silently runs something else on one side. `src` names the scenario.
 void ValidatePeerScenario(const Scenario& s, const std::string& src);

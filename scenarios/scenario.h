@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/model/llama.h"
+#include "engine/optim/adamw.h"
+#include "engine/shard/wrap_policy.h"
+#include "scenarios/scenario_choices.h"
 
 namespace shardbench {
 
@@ -36,7 +40,7 @@ struct TrainConfig {
 // FSDP options (engine: flat or per_param; use_orig_params is flat-only).
 struct ShardingConfig {
   bool use_orig_params = true;             // FSDP1's default for fine-tuning since torch 2.x
-  std::string wrap_policy = "transformer_block";  // transformer_block | lora_separate | size | none
+  shard::WrapPolicyKind wrap_policy = shard::WrapPolicyKind::kTransformerBlock;  // transformer_block | lora_separate | size | none
   int64_t min_params = 100000000;          // wrap_policy=size: params a unit needs (FSDP's 1e8)
   bool reshard_after_forward = true;       // false: SHARD_GRAD_OP
   // flat and per_param: all-gather the next unit (forward order recorded on the first
@@ -48,8 +52,8 @@ struct ShardingConfig {
 // FSDP MixedPrecision (engines flat and per_param): params gathered and used in param_dtype,
 // gradients reduced in reduce_dtype; sharded master params and optimizer state stay fp32.
 struct MixedPrecisionConfig {
-  std::string param_dtype = "fp32";   // fp32 (no cast) | bf16 | fp16
-  std::string reduce_dtype = "fp32";  // fp32 | bf16 | fp16
+  c10::ScalarType param_dtype = c10::ScalarType::Float;   // fp32 (no cast) | bf16 | fp16
+  c10::ScalarType reduce_dtype = c10::ScalarType::Float;  // fp32 | bf16 | fp16
 };
 
 struct OptimizerConfig {
@@ -58,7 +62,7 @@ struct OptimizerConfig {
   // use_orig_params=true, silently trains nothing with use_orig_params=false.
   std::string build = "after_wrap";
   // AdamW implementation: for_loop | foreach | fused (torch's three; see engine/optim/adamw.h).
-  std::string impl = "for_loop";
+  optim::AdamWImpl impl = optim::AdamWImpl::kForLoop;
 };
 
 // A checkpoint saved during the run (engine/checkpoint/state_dict.h for the kinds).
@@ -142,13 +146,13 @@ struct Scenario {
   model::LoraConfig lora;      // enabled=false: full fine-tune
   // reference (unsharded data parallel, the baseline) | flat (FSDP1) | per_param (FSDP2) |
   // torch_fsdp1 | torch_fsdp2 (PyTorch's own, through the Python peer: peers/torch_fsdp)
-  std::string engine = "reference";
+  Engine engine = Engine::kReference;
   ShardingConfig sharding;
   MixedPrecisionConfig mixed_precision;
   // The dtype the weights are loaded in (Hugging Face's torch_dtype): auto (each checkpoint
   // tensor's own dtype; fp32 for a named config, whose init computes fp32) | fp32 | bf16 | fp16.
   // Trainable parameters are then stored as fp32 masters; frozen ones keep this dtype.
-  std::string model_dtype = "auto";
+  std::optional<c10::ScalarType> model_dtype;  // nullopt: auto
   // Which parameters become fp32: trainable (accelerate since #3848) | all (accelerate's FSDP2
   // before it, which also upcast the frozen base weights: accelerate#3844).
   std::string upcast = "trainable";
@@ -157,7 +161,7 @@ struct Scenario {
   bool activation_checkpointing = false;
   // eager: every rank builds and initialises (or loads) the whole model, then shards it.
   // meta: built on the meta device; each rank materialises only its shard (init or checkpoint).
-  std::string init = "eager";
+  Init init = Init::kEager;
   OptimizerConfig optimizer;
   TrainConfig train;
   DataConfig data;
@@ -168,7 +172,7 @@ struct Scenario {
   // Known breakages to inject (engine/common/failpoints.h); empty in any honest run.
   std::vector<std::string> failpoints;
   int world_size = 1;
-  std::string backend = "gloo";      // gloo (CPU tensors) | nccl (one GPU per rank)
+  Backend backend = Backend::kGloo;  // gloo (CPU tensors) | nccl (one GPU per rank)
   double timeout_s = 300.0;          // rendezvous, each collective, and the whole launch
   std::vector<std::string> overrides;  // key=value applied, in order (provenance)
   // For an instance of a matrix: the base name and this instance's axis values, in axis order
@@ -176,7 +180,7 @@ struct Scenario {
   std::string base_name;
   std::vector<std::pair<std::string, std::string>> matrix;
 
-  std::string device() const { return backend == "nccl" ? "cuda" : "cpu"; }
+  std::string device() const { return backend == Backend::kNccl ? "cuda" : "cpu"; }
   int64_t total_steps() const { return train.warmup_steps + train.steps; }
 };
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/common/failpoints.h"
+#include "engine/shard/mixed_precision.h"
 
 namespace shardbench {
 namespace {
@@ -90,6 +91,25 @@ ScenarioField ChoiceField(std::string key, std::vector<std::string> choices, Acc
           [=](const Scenario& s) { return Node(access(const_cast<Scenario&>(s))); }};
 }
 
+// A choice parsed into its type once, here, and written back by the same names: `values` in
+// the order the error message lists them, `name` giving each one's spelling in a scenario file.
+template <typename T, typename NameOf, typename Access>
+ScenarioField TypedChoiceField(std::string key, std::vector<T> values, NameOf name, Access access) {
+  std::vector<std::string> names;
+  for (const T& v : values) names.push_back(name(v));
+  std::string expected = "one of";
+  for (size_t i = 0; i < names.size(); ++i) expected += (i ? ", " : " ") + names[i];
+  return {key, expected,
+          [=](Scenario& s, const YAML::Node& n) {
+            const std::string chosen = ReadChoice(n, names);
+            access(s) = values[std::find(names.begin(), names.end(), chosen) - names.begin()];
+          },
+          [=](const Scenario& s) { return Node(std::string(name(access(const_cast<Scenario&>(s))))); }};
+}
+
+const std::vector<c10::ScalarType> kComputeDtypes = {c10::ScalarType::Float, c10::ScalarType::BFloat16,
+                                                     c10::ScalarType::Half};
+
 std::vector<ScenarioField> BuildFields() {
   return {
       StringField("name", [](Scenario& s) -> std::string& { return s.name; }),
@@ -106,23 +126,30 @@ std::vector<ScenarioField> BuildFields() {
       {"lora.targets", "a list of projection names",
        [](Scenario& s, const YAML::Node& n) { s.lora.targets = ReadStringList(n, "a list of projection names"); },
        [](const Scenario& s) { return Node(s.lora.targets); }},
-      ChoiceField("engine", {"reference", "flat", "per_param", "torch_fsdp1", "torch_fsdp2"}, [](Scenario& s) -> std::string& { return s.engine; }),
+      TypedChoiceField("engine", std::vector<Engine>{Engine::kReference, Engine::kFlat, Engine::kPerParam, Engine::kTorchFsdp1, Engine::kTorchFsdp2},
+                       EngineName, [](Scenario& s) -> Engine& { return s.engine; }),
       BoolField("sharding.use_orig_params", [](Scenario& s) -> bool& { return s.sharding.use_orig_params; }),
-      ChoiceField("sharding.wrap_policy", {"transformer_block", "lora_separate", "size", "none"},
-                  [](Scenario& s) -> std::string& { return s.sharding.wrap_policy; }),
+      TypedChoiceField("sharding.wrap_policy",
+                       std::vector<shard::WrapPolicyKind>{shard::WrapPolicyKind::kTransformerBlock, shard::WrapPolicyKind::kLoraSeparate,
+                        shard::WrapPolicyKind::kSize, shard::WrapPolicyKind::kNone},
+                       shard::WrapPolicyKindName, [](Scenario& s) -> shard::WrapPolicyKind& { return s.sharding.wrap_policy; }),
       IntField("sharding.min_params", 1, [](Scenario& s) -> int64_t& { return s.sharding.min_params; }),
       BoolField("sharding.forward_prefetch", [](Scenario& s) -> bool& { return s.sharding.forward_prefetch; }),
       BoolField("sharding.backward_prefetch", [](Scenario& s) -> bool& { return s.sharding.backward_prefetch; }),
       BoolField("sharding.reshard_after_forward", [](Scenario& s) -> bool& { return s.sharding.reshard_after_forward; }),
-      ChoiceField("mixed_precision.param_dtype", {"fp32", "bf16", "fp16"},
-                  [](Scenario& s) -> std::string& { return s.mixed_precision.param_dtype; }),
-      ChoiceField("mixed_precision.reduce_dtype", {"fp32", "bf16", "fp16"},
-                  [](Scenario& s) -> std::string& { return s.mixed_precision.reduce_dtype; }),
-      ChoiceField("model_dtype", {"auto", "fp32", "bf16", "fp16"}, [](Scenario& s) -> std::string& { return s.model_dtype; }),
+      TypedChoiceField("mixed_precision.param_dtype", kComputeDtypes, shard::DtypeName,
+                       [](Scenario& s) -> c10::ScalarType& { return s.mixed_precision.param_dtype; }),
+      TypedChoiceField("mixed_precision.reduce_dtype", kComputeDtypes, shard::DtypeName,
+                       [](Scenario& s) -> c10::ScalarType& { return s.mixed_precision.reduce_dtype; }),
+      TypedChoiceField("model_dtype",
+                       std::vector<std::optional<c10::ScalarType>>{std::nullopt, c10::ScalarType::Float,
+                                                                   c10::ScalarType::BFloat16, c10::ScalarType::Half},
+                       ModelDtypeName, [](Scenario& s) -> std::optional<c10::ScalarType>& { return s.model_dtype; }),
       ChoiceField("upcast", {"trainable", "all"}, [](Scenario& s) -> std::string& { return s.upcast; }),
-      ChoiceField("init", {"eager", "meta"}, [](Scenario& s) -> std::string& { return s.init; }),
+      TypedChoiceField("init", std::vector<Init>{Init::kEager, Init::kMeta}, InitName, [](Scenario& s) -> Init& { return s.init; }),
       BoolField("activation_checkpointing", [](Scenario& s) -> bool& { return s.activation_checkpointing; }),
-      ChoiceField("optimizer.impl", {"for_loop", "foreach", "fused"}, [](Scenario& s) -> std::string& { return s.optimizer.impl; }),
+      TypedChoiceField("optimizer.impl", std::vector<optim::AdamWImpl>{optim::AdamWImpl::kForLoop, optim::AdamWImpl::kForeach, optim::AdamWImpl::kFused},
+                       optim::AdamWImplName, [](Scenario& s) -> optim::AdamWImpl& { return s.optimizer.impl; }),
       ChoiceField("optimizer.build", {"after_wrap", "before_wrap"}, [](Scenario& s) -> std::string& { return s.optimizer.build; }),
       IntField("train.batch_size", 1, [](Scenario& s) -> int64_t& { return s.train.batch_size; }),
       IntField("train.seq_len", 1, [](Scenario& s) -> int64_t& { return s.train.seq_len; }),
@@ -166,7 +193,7 @@ std::vector<ScenarioField> BuildFields() {
        },
        [](const Scenario& s) { return Node(s.failpoints); }},
       IntField("world_size", 1, [](Scenario& s) -> int& { return s.world_size; }),
-      ChoiceField("backend", {"gloo", "nccl"}, [](Scenario& s) -> std::string& { return s.backend; }),
+      TypedChoiceField("backend", std::vector<Backend>{Backend::kGloo, Backend::kNccl}, BackendName, [](Scenario& s) -> Backend& { return s.backend; }),
       DoubleField("timeout_s", 0.0, [](Scenario& s) -> double& { return s.timeout_s; }),
   };
 }

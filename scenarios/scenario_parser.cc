@@ -96,24 +96,27 @@ void ValidateScenario(const Scenario& s) {
   ScenarioModelConfig(s);  // InputError: an unknown name (listing the valid ones), shapes that do not fit
   if (IsPeerEngine(s.engine)) ValidatePeerScenario(s, src);
   model::ValidateLora(s.lora, src);
-  if (s.engine == "per_param" && !s.sharding.use_orig_params) {
+  if (s.engine == Engine::kPerParam && !s.sharding.use_orig_params) {
     throw InputError(src + ": sharding.use_orig_params=false is a flat-engine (FSDP1) option; engine=per_param "
                      "(FSDP2) always keeps each parameter as its own tensor");
   }
-  if (s.engine == "reference" && (s.mixed_precision.param_dtype != "fp32" || s.mixed_precision.reduce_dtype != "fp32")) {
+  const bool fp32_only = s.mixed_precision.param_dtype == c10::ScalarType::Float &&
+                         s.mixed_precision.reduce_dtype == c10::ScalarType::Float;
+  if (s.engine == Engine::kReference && !fp32_only) {
     throw InputError(src + ": mixed_precision applies to the sharding engines (engine: flat or per_param); the "
                      "reference engine is the fp32 baseline");
   }
-  if (s.activation_checkpointing && s.engine != "reference" && s.sharding.wrap_policy == "lora_separate") {
+  if (s.activation_checkpointing && s.engine != Engine::kReference &&
+      s.sharding.wrap_policy == shard::WrapPolicyKind::kLoraSeparate) {
     throw InputError(src + ": activation_checkpointing with wrap_policy=lora_separate is not supported: the "
                      "adapters' own units would be gathered again inside the recomputed layer (use "
                      "transformer_block, size or none)");
   }
-  if (s.init == "meta" && s.optimizer.build == "before_wrap") {
+  if (s.init == Init::kMeta && s.optimizer.build == "before_wrap") {
     throw InputError(src + ": init=meta builds parameters only when the engine materialises them: "
                      "optimizer.build must be after_wrap");
   }
-  if ((s.sharding.forward_prefetch || s.sharding.backward_prefetch) && s.engine == "reference") {
+  if ((s.sharding.forward_prefetch || s.sharding.backward_prefetch) && s.engine == Engine::kReference) {
     throw InputError(src + ": sharding.forward_prefetch/backward_prefetch prefetch a sharding unit's all-gather; "
                      "the reference engine gathers nothing (use engine=flat or per_param)");
   }
@@ -146,13 +149,13 @@ void ValidateScenario(const Scenario& s) {
   } else if (!s.data.path.empty()) {
     throw InputError(src + ": data.path is read only with data.source=tokens (data.source is " + s.data.source + ")");
   }
-  if (s.profile.kernel_trace && s.backend != "nccl") {
+  if (s.profile.kernel_trace && s.backend != Backend::kNccl) {
     throw InputError(src + ": profile.kernel_trace records GPU kernels with CUPTI: it needs backend nccl (one GPU per "
-                     "rank), not " + s.backend);
+                     "rank), not " + BackendName(s.backend));
   }
   const auto backends = comm::AvailableBackends();
-  if (std::find(backends.begin(), backends.end(), s.backend) == backends.end()) {
-    throw InputError(src + ": backend '" + s.backend + "' is not compiled into this build");
+  if (std::find(backends.begin(), backends.end(), BackendName(s.backend)) == backends.end()) {
+    throw InputError(src + ": backend '" + BackendName(s.backend) + "' is not compiled into this build");
   }
 }
 

@@ -92,8 +92,8 @@ MemoryPrediction PredictMemory(const MemoryModelInput& in) {
   model::ApplyStorageDtypes(m, in.storage, in.checkpoint.get());
   // Activations follow the hidden states' dtype: the embedding's (or param_dtype).
   p.activations = ActivationBytes(in, GatheredSize(in, m.model.embed_tokens.weight));
-  if (in.engine == "per_param") return PredictPerParam(in, m, p);
-  if (in.engine != "flat") {
+  if (in.engine == shard::EngineKind::kPerParam) return PredictPerParam(in, m, p);
+  if (in.engine != shard::EngineKind::kFlat) {
     for (auto& t : m.named_parameters()) {
       const int64_t bytes = t.slot->numel() * StoredSize(*t.slot);
       p.params_unsharded_peak += bytes;

@@ -13,6 +13,7 @@
 #include "engine/checkpoint/hf_checkpoint.h"
 #include "engine/model/llama.h"
 #include "engine/model/storage_dtype.h"
+#include "engine/shard/engine_kind.h"
 #include "engine/shard/wrap_policy.h"
 
 namespace shardbench::memory {
@@ -20,7 +21,7 @@ namespace shardbench::memory {
 struct MemoryModelInput {
   model::LlamaConfig config;
   model::LoraConfig lora;
-  std::string engine = "reference";  // reference | flat | per_param
+  shard::EngineKind engine = shard::EngineKind::kReference;
   shard::WrapPolicy policy;
   bool use_orig_params = true;
   bool reshard_after_forward = true;

@@ -7,20 +7,13 @@
 
 namespace shardbench::model {
 
-void ValidateStoragePolicy(const StoragePolicy& policy) {
-  if (policy.model_dtype != "auto") shard::ParseDtype(policy.model_dtype, "model_dtype");
-  if (policy.upcast != "trainable" && policy.upcast != "all") {
-    throw InputError("upcast: expected trainable or all, got '" + policy.upcast + "'");
-  }
-}
-
 c10::ScalarType LoadedDtype(const StoragePolicy& policy, std::optional<c10::ScalarType> checkpoint_dtype) {
-  if (policy.model_dtype != "auto") return shard::ParseDtype(policy.model_dtype, "model_dtype");
+  if (policy.model_dtype) return *policy.model_dtype;
   return checkpoint_dtype.value_or(at::kFloat);
 }
 
 c10::ScalarType StorageDtype(const StoragePolicy& policy, bool trainable, std::optional<c10::ScalarType> checkpoint_dtype) {
-  if (trainable || policy.upcast == "all") return at::kFloat;
+  if (trainable || policy.upcast_all) return at::kFloat;
   return LoadedDtype(policy, checkpoint_dtype);
 }
 

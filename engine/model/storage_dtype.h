@@ -17,12 +17,10 @@
 namespace shardbench::model {
 
 struct StoragePolicy {
-  std::string model_dtype = "auto";  // auto (the checkpoint tensor's own dtype; fp32 otherwise) | fp32 | bf16 | fp16
-  std::string upcast = "trainable";  // trainable | all
+  // The dtype weights are loaded in; nullopt: auto (the checkpoint tensor's own dtype; fp32 otherwise).
+  std::optional<c10::ScalarType> model_dtype;
+  bool upcast_all = false;  // false: only trainable parameters become fp32 (upcast=trainable)
 };
-
-// InputError naming the field for an unknown value.
-void ValidateStoragePolicy(const StoragePolicy& policy);
 
 // The dtype a parameter is loaded in: `checkpoint_dtype` is the checkpoint tensor's, if the
 // checkpoint holds it (a freshly initialised parameter is computed in fp32).

@@ -21,18 +21,13 @@
 #include "engine/model/llama.h"
 #include "engine/model/param_init.h"
 #include "engine/shard/full_params.h"
+#include "engine/shard/engine_kind.h"
 #include "engine/shard/mixed_precision.h"
 #include "engine/shard/param_piece.h"
 #include "engine/shard/wrap_policy.h"
 #include "engine/train/gradient_sync.h"
 
 namespace shardbench::shard {
-
-enum class EngineKind { kReference, kFlat, kPerParam };
-// "reference" | "flat" | "per_param": the scenario's `engine` values, and what checkpoints record.
-const char* EngineKindName(EngineKind kind);
-// InputError naming `field` for anything else.
-EngineKind ParseEngineKind(const std::string& name, const std::string& field);
 
 // Bytes this rank holds, exact (from the tensors and the engine's gauges).
 struct HeldBytes {

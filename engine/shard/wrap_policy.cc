@@ -57,15 +57,22 @@ std::vector<model::NamedTensor> Visit(model::Module& module, const std::string& 
 
 }  // namespace
 
+const char* WrapPolicyKindName(WrapPolicyKind kind) {
+  switch (kind) {
+    case WrapPolicyKind::kTransformerBlock: return "transformer_block";
+    case WrapPolicyKind::kLoraSeparate: return "lora_separate";
+    case WrapPolicyKind::kSize: return "size";
+    case WrapPolicyKind::kNone: return "none";
+  }
+  return "?";
+}
+
 WrapPolicy ParseWrapPolicy(const std::string& name, int64_t min_params) {
-  WrapPolicy p;
-  p.min_params = min_params;
-  if (name == "transformer_block") p.kind = WrapPolicyKind::kTransformerBlock;
-  else if (name == "lora_separate") p.kind = WrapPolicyKind::kLoraSeparate;
-  else if (name == "size") p.kind = WrapPolicyKind::kSize;
-  else if (name == "none") p.kind = WrapPolicyKind::kNone;
-  else throw InputError("wrap policy '" + name + "': expected one of transformer_block, lora_separate, size, none");
-  return p;
+  for (auto kind : {WrapPolicyKind::kTransformerBlock, WrapPolicyKind::kLoraSeparate, WrapPolicyKind::kSize,
+                    WrapPolicyKind::kNone}) {
+    if (name == WrapPolicyKindName(kind)) return {kind, min_params};
+  }
+  throw InputError("wrap policy '" + name + "': expected one of transformer_block, lora_separate, size, none");
 }
 
 std::vector<UnitPlan> PlanUnits(model::LlamaForCausalLM& model, const WrapPolicy& policy) {

@@ -23,6 +23,9 @@ struct WrapPolicy {
   int64_t min_params = 100000000;  // kSize only (size_based_auto_wrap_policy's default 1e8)
 };
 
+// "transformer_block" | "lora_separate" | "size" | "none": the scenario's sharding.wrap_policy.
+const char* WrapPolicyKindName(WrapPolicyKind kind);
+// For tests and tools that name a policy; scenarios parse theirs once (scenarios/scenario_fields.cc).
 WrapPolicy ParseWrapPolicy(const std::string& name, int64_t min_params = 100000000);
 
 struct UnitPlan {

@@ -26,7 +26,7 @@ memory::MemoryPrediction Predict(const Case& c, const std::string& engine) {
   memory::MemoryModelInput in;
   in.config = model::NamedLlamaConfig("tiny");
   in.lora.enabled = c.lora;
-  in.engine = engine;
+  in.engine = shard::ParseEngineKind(engine, "engine");
   in.policy = shard::ParseWrapPolicy(c.policy, 20000);
   in.use_orig_params = c.orig;
   in.world_size = c.world;
@@ -108,7 +108,7 @@ TEST(MemoryModel, PlansLlama2_70BWithoutAllocating) {
   memory::MemoryModelInput in;
   in.config = model::NamedLlamaConfig("llama2-70b");
   in.lora.enabled = true;
-  in.engine = "flat";
+  in.engine = shard::EngineKind::kFlat;
   in.world_size = 8;
   const auto p = memory::PredictMemory(in);
   // Every parameter, frozen or not, sits in some unit's shard: 68,976,648,192 base params

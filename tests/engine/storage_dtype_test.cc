@@ -12,6 +12,7 @@
 #include "engine/shard/flat_sharded_model.h"
 #include "engine/shard/per_param_sharded_model.h"
 #include "harness/model_source.h"
+#include "scenarios/scenario_parser.h"
 #include "tests/support/layout_only_comm.h"
 #include "tests/support/multi_rank.h"
 
@@ -36,7 +37,7 @@ std::string WriteBf16Checkpoint(const std::string& name) {
 }
 
 TEST(StorageDtype, TrainableBecomeFp32FrozenKeepTheLoadedDtype) {
-  const model::StoragePolicy bf16{"bf16", "trainable"}, automatic{"auto", "trainable"}, upcast_all{"bf16", "all"};
+  const model::StoragePolicy bf16{at::kBFloat16, false}, automatic{std::nullopt, false}, upcast_all{at::kBFloat16, true};
   EXPECT_EQ(model::StorageDtype(bf16, /*trainable=*/false, std::nullopt), at::kBFloat16);
   EXPECT_EQ(model::StorageDtype(bf16, /*trainable=*/true, std::nullopt), at::kFloat);
   EXPECT_EQ(model::StorageDtype(automatic, false, at::kBFloat16), at::kBFloat16);
@@ -44,8 +45,9 @@ TEST(StorageDtype, TrainableBecomeFp32FrozenKeepTheLoadedDtype) {
   EXPECT_EQ(model::StorageDtype(automatic, false, at::kHalf), at::kHalf);
   EXPECT_EQ(model::StorageDtype(upcast_all, false, at::kBFloat16), at::kFloat);
   EXPECT_EQ(model::LoadedDtype(upcast_all, std::nullopt), at::kBFloat16);
-  EXPECT_THROW(model::ValidateStoragePolicy({"int8", "trainable"}), InputError);
-  EXPECT_THROW(model::ValidateStoragePolicy({"auto", "frozen"}), InputError);
+  // Unknown values never reach the engine: the scenario boundary refuses them.
+  EXPECT_THROW(ParseScenario(YAML::Load("name: x"), "x.yaml", {"model_dtype=int8"}), InputError);
+  EXPECT_THROW(ParseScenario(YAML::Load("name: x"), "x.yaml", {"upcast=frozen"}), InputError);
 }
 
 TEST(StorageDtype, AutoTakesEachCheckpointTensorsDtypeAndLoadsItExactly) {
@@ -55,7 +57,7 @@ TEST(StorageDtype, AutoTakesEachCheckpointTensorsDtypeAndLoadsItExactly) {
     Scenario s;
     s.model = dir;
     s.lora = Lora();
-    s.init = init;
+    s.init = init == "meta" ? Init::kMeta : Init::kEager;
     BuiltModel b = BuildScenarioModel(s, 1, at::Device(at::kCPU));
     if (init == "meta") model::MaterializeParameters(*b.model, b.materialize);
     int64_t frozen = 0;
@@ -74,11 +76,11 @@ TEST(StorageDtype, AutoTakesEachCheckpointTensorsDtypeAndLoadsItExactly) {
   Scenario s;
   s.model = dir;
   s.lora = Lora();
-  s.model_dtype = "fp32";
+  s.model_dtype = at::kFloat;
   for (auto& p : BuildScenarioModel(s, 1, at::Device(at::kCPU)).model->named_parameters()) {
     EXPECT_EQ(p.slot->scalar_type(), at::kFloat) << p.name;
   }
-  s.model_dtype = "auto";
+  s.model_dtype = std::nullopt;
   s.upcast = "all";
   BuiltModel up = BuildScenarioModel(s, 1, at::Device(at::kCPU));
   for (auto& p : up.model->named_parameters()) {
@@ -117,18 +119,18 @@ memory::MemoryPrediction Predict(const std::string& engine, const std::string& p
   memory::MemoryModelInput in;
   in.config = model::NamedLlamaConfig("tiny");
   in.lora = Lora();
-  in.engine = engine;
+  in.engine = shard::ParseEngineKind(engine, "engine");
   in.policy = shard::ParseWrapPolicy(policy, 20000);
   in.world_size = world;
   in.rank = rank;
-  in.storage = {"bf16", "trainable"};
+  in.storage = {at::kBFloat16, /*upcast_all=*/false};
   return memory::PredictMemory(in);
 }
 
 TEST(StorageDtype, MemoryModelMatchesTheEnginesBytesByStoredDtype) {
   for (auto [world, rank] : {std::pair{2, 1}, std::pair{3, 2}}) {
     LayoutOnly comm(rank, world);
-    auto pm = StoredModel({"bf16", "trainable"});
+    auto pm = StoredModel({at::kBFloat16, /*upcast_all=*/false});
     shard::PerParamShardedModel per_param(*pm, &comm, {shard::ParseWrapPolicy("transformer_block", 20000), true});
     const shard::HeldBytes pb = per_param.held_bytes();
     int64_t frozen_padded = 0;
@@ -141,7 +143,7 @@ TEST(StorageDtype, MemoryModelMatchesTheEnginesBytesByStoredDtype) {
     EXPECT_EQ(pb.params_by_dtype.at(at::kBFloat16), frozen_padded);
     EXPECT_EQ(pb.params_by_dtype.at(at::kBFloat16) + pb.params_by_dtype.at(at::kFloat), pb.params_sharded);
 
-    auto fm = StoredModel({"bf16", "trainable"});
+    auto fm = StoredModel({at::kBFloat16, /*upcast_all=*/false});
     shard::FlatShardedModel flat(*fm, &comm, {shard::ParseWrapPolicy("lora_separate", 20000), true, true});
     const shard::HeldBytes fb = flat.held_bytes();
     int64_t frozen_units = 0;
@@ -154,7 +156,7 @@ TEST(StorageDtype, MemoryModelMatchesTheEnginesBytesByStoredDtype) {
 }
 
 TEST(StorageDtype, FlatEngineRefusesTwoDtypesInOneUnitWithFsdp1sMessage) {
-  auto m = StoredModel({"bf16", "trainable"});
+  auto m = StoredModel({at::kBFloat16, /*upcast_all=*/false});
   try {
     shard::FlatShardedModel flat(*m, nullptr, {shard::ParseWrapPolicy("transformer_block", 20000), true, true});
     FAIL() << "a unit of bf16 base weights and fp32 adapters was flattened";
@@ -167,7 +169,7 @@ TEST(StorageDtype, FlatEngineRefusesTwoDtypesInOneUnitWithFsdp1sMessage) {
 }
 
 TEST(StorageDtype, PerParamEngineRefusesTrainableParamsOfTwoDtypesInOneUnit) {
-  auto m = StoredModel({"bf16", "trainable"});
+  auto m = StoredModel({at::kBFloat16, /*upcast_all=*/false});
   // An adapter stored bf16 beside fp32 ones: one reduce-scatter cannot carry both.
   auto& a = m->model.layers[0]->self_attn.q_proj.lora_A->weight;
   a = a.detach().to(at::kBFloat16).requires_grad_(true);

@@ -27,17 +27,17 @@ TEST(Scenario, ShippedFilesParse) {
     EXPECT_FALSE(s.name.empty());
   }
   Scenario s = LoadScenarioFile(std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/flat_lora.yaml");
-  EXPECT_EQ(s.engine, "flat");
+  EXPECT_EQ(s.engine, Engine::kFlat);
   EXPECT_TRUE(s.lora.enabled);
   EXPECT_EQ(s.lora.targets.size(), 7u);
-  EXPECT_EQ(s.sharding.wrap_policy, "transformer_block");
+  EXPECT_EQ(s.sharding.wrap_policy, shard::WrapPolicyKind::kTransformerBlock);
   EXPECT_EQ(s.world_size, 2);
 }
 
 TEST(Scenario, DefaultsAreExplicitAndNameComesFromFile) {
   Scenario s = LoadScenarioFile(Write("minimal", "model: tiny\n"));
   EXPECT_EQ(s.name, "minimal");
-  EXPECT_EQ(s.engine, "reference");
+  EXPECT_EQ(s.engine, Engine::kReference);
   EXPECT_EQ(s.train.batch_size, 4);
   EXPECT_TRUE(s.sharding.use_orig_params);
   EXPECT_EQ(s.optimizer.build, "after_wrap");
@@ -107,7 +107,7 @@ TEST(Scenario, EngineOptionsTheEngineCannotHonourAreRefused) {
     const Scenario ok = LoadScenarioFile(file, {"engine=" + engine, "sharding.forward_prefetch=true",
                                                 "sharding.backward_prefetch=true", "model_dtype=bf16", "upcast=all"});
     EXPECT_TRUE(ok.sharding.forward_prefetch && ok.sharding.backward_prefetch) << engine;
-    EXPECT_EQ(ok.model_dtype, "bf16");
+    EXPECT_EQ(ok.model_dtype, at::kBFloat16);
     EXPECT_EQ(ok.upcast, "all");
   }
 }
@@ -168,7 +168,7 @@ TEST(ScenarioMatrix, CartesianProductMinusExcludes) {
   EXPECT_EQ(all[1].name, "lora_blowup[use_orig_params=true,wrap_policy=lora_separate]");
   EXPECT_EQ(all[2].name, "lora_blowup[use_orig_params=false,wrap_policy=lora_separate]");
   EXPECT_FALSE(all[2].sharding.use_orig_params);
-  EXPECT_EQ(all[2].sharding.wrap_policy, "lora_separate");
+  EXPECT_EQ(all[2].sharding.wrap_policy, shard::WrapPolicyKind::kLoraSeparate);
   EXPECT_EQ(all[2].base_name, "lora_blowup");
   EXPECT_EQ(all[2].matrix, (std::vector<std::pair<std::string, std::string>>{
                                {"sharding.use_orig_params", "false"}, {"sharding.wrap_policy", "lora_separate"}}));
@@ -185,7 +185,7 @@ TEST(ScenarioMatrix, OverridesPinAxesAndApplyAfterTheMatrix) {
   EXPECT_EQ(all[0].name, "lora_blowup[use_orig_params=true,wrap_policy=none]");
   EXPECT_EQ(all[1].name, "lora_blowup[use_orig_params=false,wrap_policy=none]");
   for (const auto& s : all) {
-    EXPECT_EQ(s.sharding.wrap_policy, "none");
+    EXPECT_EQ(s.sharding.wrap_policy, shard::WrapPolicyKind::kNone);
     EXPECT_EQ(s.train.steps, 2);
   }
 }

@@ -17,10 +17,10 @@
 namespace shardbench::worker {
 namespace {
 
-std::unique_ptr<model::LlamaForCausalLM> BuildStored(const std::string& model_dtype) {
+std::unique_ptr<model::LlamaForCausalLM> BuildStored(c10::ScalarType model_dtype) {
   auto m = std::make_unique<model::LlamaForCausalLM>(model::NamedLlamaConfig("tiny"), LoraFor(true),
                                                      at::TensorOptions().device(at::kMeta));
-  model::ApplyStorageDtypes(*m, {model_dtype, "trainable"}, nullptr);
+  model::ApplyStorageDtypes(*m, {model_dtype, /*upcast_all=*/false}, nullptr);
   model::MaterializeParameters(*m, {model::InitMaterializer(*m, 17), at::Device(at::kCPU)});
   model::MaterializeBuffers(*m, at::Device(at::kCPU));
   return m;
@@ -36,7 +36,7 @@ int FrozenBf16Check(const std::string& engine) {
   auto comm = ConnectFromEnv();
   const int64_t ws = comm ? comm->world_size() : 1;
   const std::string label = "[" + engine + " frozen bf16, ws=" + std::to_string(ws) + "]";
-  auto m = BuildStored("bf16"), reference = BuildStored("bf16");
+  auto m = BuildStored(at::kBFloat16), reference = BuildStored(at::kBFloat16);
   int64_t frozen_padded_bytes = 0, padded_bytes = 0;
   for (auto& p : m->named_parameters()) {
     const bool trainable = p.slot->requires_grad();

@@ -1,0 +1,34 @@
+// The scenario's choices as types, parsed once at the scenario boundary (the field table,
+// scenarios/scenario_fields.cc) and written back by name: the harness and the engines compare
+// enums, never strings. Each enum's names are the values a scenario file takes.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <c10/core/ScalarType.h>
+
+#include "engine/shard/engine_kind.h"
+
+namespace shardbench {
+
+// Ours (reference, flat, per_param) or PyTorch's own through the Python peer (peers/torch_fsdp).
+enum class Engine { kReference, kFlat, kPerParam, kTorchFsdp1, kTorchFsdp2 };
+const char* EngineName(Engine engine);
+bool IsPeerEngine(Engine engine);
+// Ours: the engine kind MakeShardedModel builds. Peer engines have none (nullopt).
+std::optional<shard::EngineKind> OurEngineKind(Engine engine);
+// The engine of ours that follows the same semantics as `engine` (flat for torch_fsdp1,
+// per_param for torch_fsdp2): what a memory plan for a peer scenario follows.
+shard::EngineKind EngineKindLike(Engine engine);
+
+enum class Init { kEager, kMeta };
+const char* InitName(Init init);
+
+enum class Backend { kGloo, kNccl };
+const char* BackendName(Backend backend);
+
+// model_dtype: nullopt is "auto" (each checkpoint tensor's own dtype).
+std::string ModelDtypeName(const std::optional<c10::ScalarType>& dtype);
+
+}  // namespace shardbench
