@@ -23,9 +23,12 @@ int PlanCommand(const TargetArgs& args) {
   std::printf("%-64s %9s %9s %9s %9s %9s %9s\n", "instance (rank 0, GiB)", "params", "unsh.peak", "grads", "optim",
               "activ.*", "total");
   for (const Job& job : ResolveTarget(args.target, args.overrides, nullptr)) {
+    using memory::Category;
     const auto p = PlanScenarioMemory(job.scenario, 0);
-    std::printf("%-64s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", job.scenario.name.c_str(), p.params_sharded / gib,
-                p.params_unsharded_peak / gib, p.grads / gib, p.optim_state / gib, p.activations / gib, p.total() / gib);
+    const memory::CategoryBytes &held = p.bytes.held, &peak = p.bytes.peak;
+    std::printf("%-64s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", job.scenario.name.c_str(),
+                held[Category::kParamsSharded] / gib, peak[Category::kParamsUnsharded] / gib, held[Category::kGrads] / gib,
+                held[Category::kOptimState] / gib, peak[Category::kActivations] / gib, p.total() / gib);
   }
   std::printf("* activations are an estimate (engine/memory/memory_model.cc); the rest follows the engines' layouts\n");
   return 0;

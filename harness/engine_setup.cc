@@ -72,16 +72,9 @@ std::vector<std::pair<std::string, Fingerprint>> EngineUnderTest::fingerprints()
   return out;
 }
 
-EngineMemory EngineUnderTest::memory() const {
-  const shard::HeldBytes b = engine_->held_bytes();
-  EngineMemory m;
-  m.optim_state = optimizer_->state_bytes();
-  m.params_sharded = b.params_sharded;
-  m.params_unsharded = b.params_unsharded;
-  m.params_unsharded_peak = b.params_unsharded_peak;
-  m.grads = b.grads;
-  m.grads_unsharded_peak = b.grads_unsharded_peak;
-  m.params_by_dtype = b.params_by_dtype;
+memory::MemoryRecord EngineUnderTest::memory() const {
+  memory::MemoryRecord m = engine_->memory();
+  m.held[memory::Category::kOptimState] = optimizer_->state_bytes();
   return m;
 }
 

@@ -29,12 +29,6 @@ shard::MixedPrecision MixedPrecisionFor(const Scenario& s);
 using Fingerprint = std::pair<double, double>;
 Fingerprint FingerprintOf(const at::Tensor& t);
 
-struct EngineMemory {
-  int64_t params_sharded = 0, params_unsharded = 0, params_unsharded_peak = 0;
-  int64_t grads = 0, grads_unsharded_peak = 0, optim_state = 0;
-  std::map<c10::ScalarType, int64_t> params_by_dtype;  // params held between steps, by stored dtype
-};
-
 class EngineUnderTest {
  public:
   // `materialize`: for a model still on the meta device (init=meta); buffers are materialised
@@ -48,7 +42,8 @@ class EngineUnderTest {
   std::vector<std::pair<std::string, Fingerprint>> fingerprints();
   // Which original parameters are trainable (by name), fixed at setup.
   const std::vector<std::pair<std::string, bool>>& trainable() const { return trainable_; }
-  EngineMemory memory() const;
+  // The engine's memory record with the optimizer's state (held optim_state) added.
+  memory::MemoryRecord memory() const;
   void reset_peaks();
   // What state dicts save from and load into.
   checkpoint::StateDictTarget state_dict_target();

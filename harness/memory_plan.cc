@@ -37,15 +37,22 @@ nlohmann::json PredictedVsMeasured(const memory::MemoryPrediction& p, const nloh
                               : nlohmann::json(nullptr);
     return r;
   };
-  const auto& held = m["held"];
-  const auto& peaks = m["peak_by_category"];
+  using memory::Category;
+  // The same category, predicted and measured, under its one name.
+  auto held = [&](Category c) {
+    const char* name = memory::CategoryName(c);
+    return row(p.bytes.held[c], m["held"].value(name, int64_t{0}), "engine tensors");
+  };
+  auto peak = [&](Category c, const char* measured_as) {
+    const char* name = memory::CategoryName(c);
+    return row(p.bytes.peak[c], m["peak_by_category"].value(name, int64_t{0}), measured_as);
+  };
   return {{"rank", 0},
-          {"params_sharded", row(p.params_sharded, held.value("params_sharded", int64_t{0}), "engine tensors")},
-          {"params_unsharded_peak", row(p.params_unsharded_peak, peaks.value("params_unsharded", int64_t{0}),
-                                        "allocator peak (params_unsharded)")},
-          {"grads", row(p.grads, held.value("grads", int64_t{0}), "engine tensors")},
-          {"optim_state", row(p.optim_state, held.value("optim_state", int64_t{0}), "engine tensors")},
-          {"activations", row(p.activations, peaks.value("activations", int64_t{0}), "allocator peak (activations), estimate")},
+          {"params_sharded", held(Category::kParamsSharded)},
+          {"params_unsharded_peak", peak(Category::kParamsUnsharded, "allocator peak (params_unsharded)")},
+          {"grads", held(Category::kGrads)},
+          {"optim_state", held(Category::kOptimState)},
+          {"activations", peak(Category::kActivations, "allocator peak (activations), estimate")},
           {"total", row(p.total(), m["peak_allocated"].is_null() ? 0 : m["peak_allocated"].get<int64_t>(),
                         "allocator peak (all categories)")}};
 }

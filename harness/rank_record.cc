@@ -25,7 +25,6 @@ std::vector<double RankRecord::*> Scalars() {
   for (const MetricRow& row : MetricTable()) {
     if (row.field) out.push_back(row.field);
   }
-  out.push_back(&RankRecord::params_sharded_bytes);    // memory: held params_sharded
   out.push_back(&RankRecord::checkpoint_bytes_total);  // checkpoint_bytes' samples
   return out;
 }
@@ -34,7 +33,8 @@ std::vector<double RankRecord::*> Scalars() {
 std::vector<std::pair<std::vector<double> RankRecord::*, size_t>> Fixed() {
   return {{&RankRecord::comm_counts, kCollectives},     {&RankRecord::comm_bytes, kCollectives},
           {&RankRecord::comm_seconds, kCollectives},    {&RankRecord::tracked_at_peak, kCategories},
-          {&RankRecord::tracked_peak_by, kCategories},  {&RankRecord::param_bytes_by_dtype, kStorageDtypes.size()}};
+          {&RankRecord::tracked_peak_by, kCategories},  {&RankRecord::engine_held, kCategories},
+          {&RankRecord::param_bytes_by_dtype, kStorageDtypes.size()}};
 }
 
 }  // namespace
@@ -117,10 +117,9 @@ std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks) {
       m.peak_reserved = static_cast<int64_t>(ranks[i].device_reserved_peak);
     }
     // What the engine holds between steps, exactly, from its tensors.
-    m.held = {{"params_sharded", static_cast<int64_t>(ranks[i].params_sharded_bytes)},
-              {"params_unsharded", static_cast<int64_t>(ranks[i].param_bytes - ranks[i].params_sharded_bytes)},
-              {"grads", static_cast<int64_t>(ranks[i].grad_bytes)},
-              {"optim_state", static_cast<int64_t>(ranks[i].optim_state_bytes)}};
+    for (memory::Category c : memory::kHeldBetweenSteps) {
+      m.held[memory::CategoryName(c)] = static_cast<int64_t>(ranks[i].engine_held[static_cast<size_t>(c)]);
+    }
     m.host_rss_peak = static_cast<int64_t>(ranks[i].rss_peak_bytes);
     out.push_back(m);
   }

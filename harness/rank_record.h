@@ -31,7 +31,7 @@ struct RankRecord {
   // communication kernel ran, the part of it no compute kernel overlapped, compute time.
   std::vector<double> kernel_comm_seconds, kernel_exposed_seconds, kernel_compute_seconds;
   double init_seconds = 0, construct_seconds = 0, load_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
-  double param_bytes = 0, params_sharded_bytes = 0, params_unsharded_peak_bytes = 0;
+  double param_bytes = 0, params_unsharded_peak_bytes = 0;
   double grad_bytes = 0, grads_unsharded_peak_bytes = 0, optim_state_bytes = 0, rss_peak_bytes = 0;
   double checkpoint_bytes_read = 0;
   // The scenario's checkpoint (-1: none saved / loaded): seconds, bytes this rank wrote, bytes
@@ -51,6 +51,8 @@ struct RankRecord {
   double device_allocated_peak = -1, device_reserved_peak = -1, device_active_peak = -1;
   double device_alloc_retries = -1, device_ooms = -1;
   std::vector<double> tracked_at_peak, tracked_peak_by;
+  // The engine's memory record, held between steps (optimizer state included), per memory::Category.
+  std::vector<double> engine_held;
 
   void set_comm(const comm::CommStats& stats);
   std::vector<double> pack() const;

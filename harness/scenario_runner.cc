@@ -223,17 +223,18 @@ void RankRun::record_step(int64_t step, const train::StepTimes& t) {
 void RankRun::measure() {
   RankRecord& rec = *rec_;
   // What this rank holds (exact, from the tensors) and what it measured.
-  const EngineMemory mem = engine_->memory();
+  using memory::Category;
+  const memory::MemoryRecord mem = engine_->memory();
   rec.init_seconds = init_s_;
   rec.construct_seconds = construct_s_;
   rec.load_seconds = built_.load->seconds;
   rec.shard_seconds = shard_s_;
-  rec.param_bytes = static_cast<double>(mem.params_sharded + mem.params_unsharded);
-  rec.params_sharded_bytes = static_cast<double>(mem.params_sharded);
-  rec.params_unsharded_peak_bytes = static_cast<double>(mem.params_unsharded_peak);
-  rec.grad_bytes = static_cast<double>(mem.grads);
-  rec.grads_unsharded_peak_bytes = static_cast<double>(mem.grads_unsharded_peak);
-  rec.optim_state_bytes = static_cast<double>(mem.optim_state);
+  rec.engine_held.assign(mem.held.bytes.begin(), mem.held.bytes.end());
+  rec.param_bytes = static_cast<double>(mem.held[Category::kParamsSharded] + mem.held[Category::kParamsUnsharded]);
+  rec.params_unsharded_peak_bytes = static_cast<double>(mem.peak[Category::kParamsUnsharded]);
+  rec.grad_bytes = static_cast<double>(mem.held[Category::kGrads]);
+  rec.grads_unsharded_peak_bytes = static_cast<double>(mem.peak[Category::kGrads]);
+  rec.optim_state_bytes = static_cast<double>(mem.held[Category::kOptimState]);
   for (size_t d = 0; d < kStorageDtypes.size(); ++d) {
     auto it = mem.params_by_dtype.find(kStorageDtypes[d]);
     rec.param_bytes_by_dtype[d] = it == mem.params_by_dtype.end() ? 0.0 : static_cast<double>(it->second);
@@ -247,8 +248,8 @@ void RankRun::measure() {
     tracked = memory::MaxPeaks(*checkpoint_->stats_before_save(), tracked);
   }
   rec.tracked_peak = static_cast<double>(tracked.peak);
-  rec.tracked_at_peak.assign(tracked.at_peak.begin(), tracked.at_peak.end());
-  rec.tracked_peak_by.assign(tracked.peak_by.begin(), tracked.peak_by.end());
+  rec.tracked_at_peak.assign(tracked.at_peak.bytes.begin(), tracked.at_peak.bytes.end());
+  rec.tracked_peak_by.assign(tracked.by_category.peak.bytes.begin(), tracked.by_category.peak.bytes.end());
   record_device_memory();
   if (s_.checks.learning) after_ = engine_->fingerprints();
 }

@@ -57,6 +57,7 @@ int64_t UnshardedPeak(int64_t root_full, const std::map<std::string, int64_t>& g
 // Per-parameter engine: every param sharded on dim 0 in padded chunks; only trainable params
 // get (padded) gradients; the unsharded params hold real rows only.
 MemoryPrediction PredictPerParam(const MemoryModelInput& in, model::LlamaForCausalLM& m, MemoryPrediction p) {
+  CategoryBytes& held = p.bytes.held;
   const auto units = shard::PlanUnits(m, in.policy);
   p.units = static_cast<int64_t>(units.size());
   int64_t root_full = 0;
@@ -66,12 +67,12 @@ MemoryPrediction PredictPerParam(const MemoryModelInput& in, model::LlamaForCaus
     for (const auto& t : u.params) {
       const auto l = shard::ComputeDim0Layout(t.slot->sizes().vec(), in.world_size);
       const int64_t stored = StoredSize(*t.slot);
-      p.params_sharded += l.padded_numel() * stored;
+      held[Category::kParamsSharded] += l.padded_numel() * stored;
       full += t.slot->numel() * GatheredSize(in, *t.slot);
       if (!t.slot->requires_grad()) continue;
       // One rank: the shard's gradient is the full gradient itself (no padding to hold).
-      p.grads += (in.world_size == 1 ? t.slot->numel() : l.padded_numel()) * stored;
-      p.optim_state += 2 * l.local_rows(in.rank) * l.row_numel * stored;
+      held[Category::kGrads] += (in.world_size == 1 ? t.slot->numel() : l.padded_numel()) * stored;
+      held[Category::kOptimState] += 2 * l.local_rows(in.rank) * l.row_numel * stored;
     }
     if (u.path.empty()) {
       root_full = full;
@@ -79,27 +80,34 @@ MemoryPrediction PredictPerParam(const MemoryModelInput& in, model::LlamaForCaus
       group_full[TopUnit(units, u.path)] += full;
     }
   }
-  p.params_unsharded_peak = UnshardedPeak(root_full, group_full, in.reshard_after_forward);
+  p.bytes.peak[Category::kParamsUnsharded] = UnshardedPeak(root_full, group_full, in.reshard_after_forward);
   return p;
 }
 
 }  // namespace
 
+int64_t MemoryPrediction::total() const {
+  return bytes.held[Category::kParamsSharded] + bytes.peak[Category::kParamsUnsharded] + bytes.held[Category::kGrads] +
+         bytes.held[Category::kOptimState] + bytes.peak[Category::kActivations];
+}
+
 MemoryPrediction PredictMemory(const MemoryModelInput& in) {
   MemoryPrediction p;
+  CategoryBytes& held = p.bytes.held;
+  CategoryBytes& peak = p.bytes.peak;
   // Shapes and dtypes only: the meta device allocates nothing.
   model::LlamaForCausalLM m(in.config, in.lora, at::TensorOptions().device(at::kMeta));
   model::ApplyStorageDtypes(m, in.storage, in.checkpoint.get());
   // Activations follow the hidden states' dtype: the embedding's (or param_dtype).
-  p.activations = ActivationBytes(in, GatheredSize(in, m.model.embed_tokens.weight));
+  peak[Category::kActivations] = ActivationBytes(in, GatheredSize(in, m.model.embed_tokens.weight));
   if (in.engine == shard::EngineKind::kPerParam) return PredictPerParam(in, m, p);
   if (in.engine != shard::EngineKind::kFlat) {
     for (auto& t : m.named_parameters()) {
       const int64_t bytes = t.slot->numel() * StoredSize(*t.slot);
-      p.params_unsharded_peak += bytes;
+      peak[Category::kParamsUnsharded] += bytes;
       if (t.slot->requires_grad()) {
-        p.grads += bytes;
-        p.optim_state += 2 * bytes;
+        held[Category::kGrads] += bytes;
+        held[Category::kOptimState] += 2 * bytes;
       }
     }
     return p;
@@ -121,17 +129,17 @@ MemoryPrediction PredictMemory(const MemoryModelInput& in) {
     const int64_t gathered = u.params.empty() ? 4 : GatheredSize(in, *u.params.front().slot);
     const shard::FlatLayout layout = shard::ComputeFlatLayout(numels, stored, in.use_orig_params, in.world_size);
     const int64_t shard_bytes = layout.shard_numel * stored;
-    p.params_sharded += shard_bytes;
+    held[Category::kParamsSharded] += shard_bytes;
     if (trainable) {
-      p.grads += shard_bytes;
+      held[Category::kGrads] += shard_bytes;
       if (in.use_orig_params) {
         for (size_t i = 0; i < u.params.size(); ++i) {
           if (u.params[i].slot->requires_grad()) {
-            p.optim_state += 2 * layout.overlap(layout.offsets[i], numels[i], in.rank) * stored;
+            held[Category::kOptimState] += 2 * layout.overlap(layout.offsets[i], numels[i], in.rank) * stored;
           }
         }
       } else {
-        p.optim_state += 2 * shard_bytes;
+        held[Category::kOptimState] += 2 * shard_bytes;
       }
     }
     const int64_t full = layout.padded_numel(in.world_size) * gathered;
@@ -142,7 +150,7 @@ MemoryPrediction PredictMemory(const MemoryModelInput& in) {
     group_full[TopUnit(units, u.path)] += full;
   }
   if (in.world_size == 1) return p;  // NO_SHARD: the shard is the full buffer, nothing gathered
-  p.params_unsharded_peak = UnshardedPeak(root_full, group_full, in.reshard_after_forward);
+  peak[Category::kParamsUnsharded] = UnshardedPeak(root_full, group_full, in.reshard_after_forward);
   return p;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/checkpoint/hf_checkpoint.h"
+#include "engine/memory/memory_record.h"
 #include "engine/model/llama.h"
 #include "engine/model/storage_dtype.h"
 #include "engine/shard/engine_kind.h"
@@ -37,14 +38,13 @@ struct MemoryModelInput {
   std::optional<c10::ScalarType> param_dtype;
 };
 
+// The memory record a rank will have: held params_sharded, grads and optim_state between steps;
+// peak params_unsharded (gathered at once) and activations (an estimate).
 struct MemoryPrediction {
-  int64_t params_sharded = 0;
-  int64_t params_unsharded_peak = 0;
-  int64_t grads = 0;
-  int64_t optim_state = 0;
-  int64_t activations = 0;  // estimate
-  int64_t total() const { return params_sharded + params_unsharded_peak + grads + optim_state + activations; }
+  MemoryRecord bytes;
   int64_t units = 0;  // sharded units (0 for the reference)
+  // What the allocator's overall peak is predicted to be: the held categories and the peaks together.
+  int64_t total() const;
 };
 
 MemoryPrediction PredictMemory(const MemoryModelInput& in);

@@ -17,18 +17,18 @@ class Accounts {
   void add(Category c, int64_t n) {
     std::lock_guard<std::mutex> lock(mu_);
     s_.current += n;
-    s_.current_by[static_cast<size_t>(c)] += n;
-    auto& cat_peak = s_.peak_by[static_cast<size_t>(c)];
-    cat_peak = std::max(cat_peak, s_.current_by[static_cast<size_t>(c)]);
+    auto& held = s_.by_category.held;
+    held[c] += n;
+    s_.by_category.peak[c] = std::max(s_.by_category.peak[c], held[c]);
     if (s_.current > s_.peak) {
       s_.peak = s_.current;
-      s_.at_peak = s_.current_by;
+      s_.at_peak = held;
     }
   }
   void sub(Category c, int64_t n) {
     std::lock_guard<std::mutex> lock(mu_);
     s_.current -= n;
-    s_.current_by[static_cast<size_t>(c)] -= n;
+    s_.by_category.held[c] -= n;
   }
   MemoryStats snapshot() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -37,8 +37,8 @@ class Accounts {
   void reset_peaks() {
     std::lock_guard<std::mutex> lock(mu_);
     s_.peak = s_.current;
-    s_.peak_by = s_.current_by;
-    s_.at_peak = s_.current_by;
+    s_.by_category.peak = s_.by_category.held;
+    s_.at_peak = s_.by_category.held;
   }
   std::mutex& mutex() { return mu_; }
 
@@ -122,20 +122,6 @@ TrackingAllocator* g_installed = nullptr;
 
 }  // namespace
 
-const char* CategoryName(Category c) {
-  switch (c) {
-    case Category::kParamsSharded: return "params_sharded";
-    case Category::kParamsUnsharded: return "params_unsharded";
-    case Category::kGrads: return "grads";
-    case Category::kOptimState: return "optim_state";
-    case Category::kActivations: return "activations";
-    case Category::kCommBuffers: return "comm_buffers";
-    case Category::kOther: return "other";
-    case Category::kCount: break;
-  }
-  return "?";
-}
-
 ScopedCategory::ScopedCategory(Category c) : previous_(t_category) { t_category = c; }
 ScopedCategory::~ScopedCategory() { t_category = previous_; }
 
@@ -166,7 +152,10 @@ MemoryStats MaxPeaks(const MemoryStats& earlier, const MemoryStats& later) {
     out.peak = earlier.peak;
     out.at_peak = earlier.at_peak;
   }
-  for (size_t c = 0; c < kCategories; ++c) out.peak_by[c] = std::max(earlier.peak_by[c], later.peak_by[c]);
+  for (size_t i = 0; i < kCategories; ++i) {
+    const Category c = CategoryAt(i);
+    out.by_category.peak[c] = std::max(earlier.by_category.peak[c], later.by_category.peak[c]);
+  }
   return out;
 }
 

@@ -8,24 +8,11 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <array>
 #include <cstdint>
-#include <string>
+
+#include "engine/memory/memory_record.h"
 
 namespace shardbench::memory {
-
-enum class Category : int {
-  kParamsSharded = 0,
-  kParamsUnsharded,
-  kGrads,
-  kOptimState,
-  kActivations,
-  kCommBuffers,
-  kOther,
-  kCount
-};
-constexpr size_t kCategories = static_cast<size_t>(Category::kCount);
-const char* CategoryName(Category c);
 
 // Allocations on this thread go to `c` while the guard lives (nested guards stack).
 class ScopedCategory {
@@ -39,12 +26,12 @@ class ScopedCategory {
   Category previous_;
 };
 
+// What the allocator counted: by category (held now, each category's own peak), all categories
+// together, and the breakdown at the moment of the overall peak.
 struct MemoryStats {
-  int64_t current = 0;
-  int64_t peak = 0;
-  std::array<int64_t, kCategories> current_by{};
-  std::array<int64_t, kCategories> peak_by{};  // each category's own peak
-  std::array<int64_t, kCategories> at_peak{};  // the breakdown at the moment of the overall peak
+  MemoryRecord by_category;
+  int64_t current = 0, peak = 0;
+  CategoryBytes at_peak;
 };
 
 // Idempotent. Only allocations made after installation are counted.

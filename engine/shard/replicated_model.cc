@@ -40,14 +40,16 @@ nlohmann::json ReplicatedModel::local_layout() const {
   return {{"params", params}};
 }
 
-HeldBytes ReplicatedModel::held_bytes() const {
-  HeldBytes m;
+memory::MemoryRecord ReplicatedModel::memory() const {
+  using memory::Category;
+  memory::MemoryRecord m;
   for (auto& p : model().named_parameters()) {
-    m.params_unsharded += p.slot->nbytes();
+    m.held[Category::kParamsUnsharded] += p.slot->nbytes();
     m.params_by_dtype[p.slot->scalar_type()] += p.slot->nbytes();
-    if (p.slot->grad().defined()) m.grads += p.slot->grad().nbytes();
+    if (p.slot->grad().defined()) m.held[Category::kGrads] += p.slot->grad().nbytes();
   }
-  m.params_unsharded_peak = m.params_unsharded;
+  // Every parameter is full all the time; no gradient is ever reduce-scattered.
+  m.peak[Category::kParamsUnsharded] = m.held[Category::kParamsUnsharded];
   return m;
 }
 

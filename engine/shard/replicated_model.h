@@ -22,7 +22,7 @@ class ReplicatedModel : public ShardedModel {
   std::vector<ParamPiece> pieces() override;
   LocalTensors local_tensors() override;
   nlohmann::json local_layout() const override;
-  HeldBytes held_bytes() const override;
+  memory::MemoryRecord memory() const override;
 
   void zero_grad() override { all_reduce_.zero_grad(); }
   void after_backward() override { all_reduce_.after_backward(); }

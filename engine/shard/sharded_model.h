@@ -11,13 +11,13 @@
 #include <ATen/core/Tensor.h>
 #include <nlohmann/json.hpp>
 
-#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "engine/comm/communicator.h"
+#include "engine/memory/memory_record.h"
 #include "engine/model/llama.h"
 #include "engine/model/param_init.h"
 #include "engine/shard/full_params.h"
@@ -28,16 +28,6 @@
 #include "engine/train/gradient_sync.h"
 
 namespace shardbench::shard {
-
-// Bytes this rank holds, exact (from the tensors and the engine's gauges).
-struct HeldBytes {
-  int64_t params_sharded = 0;
-  int64_t params_unsharded = 0;       // full parameters allocated right now (a replica: all of them)
-  int64_t params_unsharded_peak = 0;  // the most allocated at once since reset_peaks()
-  int64_t grads = 0;                  // gradients held for the optimizer (shards, or a replica's)
-  int64_t grads_unsharded_peak = 0;   // largest full gradient alive at once (before its reduce-scatter)
-  std::map<c10::ScalarType, int64_t> params_by_dtype;  // params held between steps, by stored dtype
-};
 
 // LOCAL state dicts: the tensors exactly as this engine holds them, keyed as it names them,
 // and (key, tensor the optimizer holds) for the optimizer state saved beside them.
@@ -70,7 +60,12 @@ class ShardedModel : public train::GradientSync {
   // difference. The checkpoint adds the engine kind and world size.
   virtual nlohmann::json local_layout() const = 0;
 
-  virtual HeldBytes held_bytes() const = 0;
+  // Bytes this rank holds, exact, from the tensors (held: params_sharded, params_unsharded
+  // (full parameters allocated now; a replica: all of them), grads (what the optimizer reads:
+  // shards, or a replica's), params_by_dtype) and the engine's gauges (peak: params_unsharded,
+  // grads before their reduce-scatter) since reset_peaks(). The optimizer's state is not the
+  // engine's: EngineUnderTest adds it.
+  virtual memory::MemoryRecord memory() const = 0;
   virtual void reset_peaks() {}
 
  private:

@@ -66,17 +66,18 @@ class UnitDriver : public ShardedModel, public model::ForwardHooks {
     }
   }
 
-  HeldBytes held_bytes() const override {
-    HeldBytes b;
+  memory::MemoryRecord memory() const override {
+    using memory::Category;
+    memory::MemoryRecord m;
     for (const auto& u : units_) {
-      b.params_sharded += u->sharded_param_bytes();
-      for (const auto& [dtype, bytes] : u->sharded_param_bytes_by_dtype()) b.params_by_dtype[dtype] += bytes;
-      b.params_unsharded += u->unsharded_param_bytes();
-      b.grads += u->sharded_grad_bytes();
+      m.held[Category::kParamsSharded] += u->sharded_param_bytes();
+      for (const auto& [dtype, bytes] : u->sharded_param_bytes_by_dtype()) m.params_by_dtype[dtype] += bytes;
+      m.held[Category::kParamsUnsharded] += u->unsharded_param_bytes();
+      m.held[Category::kGrads] += u->sharded_grad_bytes();
     }
-    b.params_unsharded_peak = unsharded_bytes_.peak;
-    b.grads_unsharded_peak = unsharded_grad_bytes_.peak;
-    return b;
+    m.peak[Category::kParamsUnsharded] = unsharded_bytes_.peak;
+    m.peak[Category::kGrads] = unsharded_grad_bytes_.peak;
+    return m;
   }
   void reset_peaks() override {
     unsharded_bytes_.reset_peak();

@@ -99,7 +99,7 @@ TEST(FlatParamUnit, OrigParamsAreShardViewsAlignedTo16Bytes) {
   auto ids = at::randint(256, {1, 8}, at::kLong);
   m->loss(ids, ids).backward();
   EXPECT_EQ(q->dim(), 2);
-  EXPECT_EQ(sharded.held_bytes().params_unsharded, 0);
+  EXPECT_EQ(sharded.memory().held[memory::Category::kParamsUnsharded], 0);
   sharded.after_backward();
   EXPECT_EQ(q->dim(), 1);
   EXPECT_TRUE(original_object.grad().defined());

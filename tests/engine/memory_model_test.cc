@@ -60,9 +60,9 @@ TEST_P(MemoryModelMatchesEngine, ShardsGradsAndOptimizerState) {
     if (u->requires_grad()) grad_shards += u->sharded_param_bytes();
   }
   const auto p = Predict(c, "flat");
-  EXPECT_EQ(p.params_sharded, shards);
-  EXPECT_EQ(p.grads, grad_shards);
-  EXPECT_EQ(p.optim_state, OptimizerBytes(sharded.named_parameters()));
+  EXPECT_EQ(p.bytes.held[memory::Category::kParamsSharded], shards);
+  EXPECT_EQ(p.bytes.held[memory::Category::kGrads], grad_shards);
+  EXPECT_EQ(p.bytes.held[memory::Category::kOptimState], OptimizerBytes(sharded.named_parameters()));
   EXPECT_EQ(p.units, static_cast<int64_t>(sharded.units().size()));
 }
 
@@ -92,9 +92,9 @@ TEST_P(MemoryModelMatchesPerParamEngine, ShardsAndOptimizerState) {
     trainable_padded += u->reduce_numel() * 4;
   }
   const auto p = Predict(c, "per_param");
-  EXPECT_EQ(p.params_sharded, shards);
-  EXPECT_EQ(p.optim_state, OptimizerBytes(sharded.named_parameters()));
-  EXPECT_EQ(p.grads, trainable_padded);
+  EXPECT_EQ(p.bytes.held[memory::Category::kParamsSharded], shards);
+  EXPECT_EQ(p.bytes.held[memory::Category::kOptimState], OptimizerBytes(sharded.named_parameters()));
+  EXPECT_EQ(p.bytes.held[memory::Category::kGrads], trainable_padded);
   EXPECT_EQ(p.units, static_cast<int64_t>(sharded.units().size()));
 }
 
@@ -115,11 +115,11 @@ TEST(MemoryModel, PlansLlama2_70BWithoutAllocating) {
   // plus r=8 adapters on q_proj (8192 -> 8192) and v_proj (8192 -> 1024) in 80 layers, padded
   // by at most 16 bytes per param for alignment and one element per unit for world size.
   const int64_t params = 68976648192LL + 80 * (8 * (8192 + 8192) + 8 * (8192 + 1024));
-  EXPECT_GE(p.params_sharded, params * 4 / 8);
-  EXPECT_LT(p.params_sharded, params * 4 / 8 + (80 * 13 + 3) * 16);
+  EXPECT_GE(p.bytes.held[memory::Category::kParamsSharded], params * 4 / 8);
+  EXPECT_LT(p.bytes.held[memory::Category::kParamsSharded], params * 4 / 8 + (80 * 13 + 3) * 16);
   // transformer_block puts frozen base weights and adapters together: gradients cover the
   // layers' whole shards, not just the adapters (the blowup, planned).
-  EXPECT_GT(p.grads, 100 * p.optim_state);
+  EXPECT_GT(p.bytes.held[memory::Category::kGrads], 100 * p.bytes.held[memory::Category::kOptimState]);
 }
 
 }  // namespace

@@ -12,9 +12,9 @@ namespace {
 
 using memory::Category;
 
-int64_t Current(const memory::MemoryStats& s, Category c) { return s.current_by[static_cast<size_t>(c)]; }
-int64_t Peak(const memory::MemoryStats& s, Category c) { return s.peak_by[static_cast<size_t>(c)]; }
-int64_t AtPeak(const memory::MemoryStats& s, Category c) { return s.at_peak[static_cast<size_t>(c)]; }
+int64_t Current(const memory::MemoryStats& s, Category c) { return s.by_category.held[c]; }
+int64_t Peak(const memory::MemoryStats& s, Category c) { return s.by_category.peak[c]; }
+int64_t AtPeak(const memory::MemoryStats& s, Category c) { return s.at_peak[c]; }
 
 TEST(TrackingAllocator, ExactBytesByCategoryAndPeak) {
   memory::InstallTrackingAllocator();

@@ -38,7 +38,7 @@ Outcome Train(const std::string& engine, bool bf16, comm::Communicator* comm) {
   Outcome o;
   o.losses = worker::TrainSharded(*m, *sharded, opt, comm);
   if (comm) o.stats = comm->stats();
-  o.unsharded_peak = sharded->held_bytes().params_unsharded_peak;
+  o.unsharded_peak = sharded->memory().peak[memory::Category::kParamsUnsharded];
   for (auto& p : sharded->named_parameters()) {
     o.master_dtypes.push_back(p.slot->scalar_type());
     if (p.slot->grad().defined()) o.master_dtypes.push_back(p.slot->grad().scalar_type());

@@ -132,25 +132,25 @@ TEST(StorageDtype, MemoryModelMatchesTheEnginesBytesByStoredDtype) {
     LayoutOnly comm(rank, world);
     auto pm = StoredModel({at::kBFloat16, /*upcast_all=*/false});
     shard::PerParamShardedModel per_param(*pm, &comm, {shard::ParseWrapPolicy("transformer_block", 20000), true});
-    const shard::HeldBytes pb = per_param.held_bytes();
+    const memory::MemoryRecord pb = per_param.memory();
     int64_t frozen_padded = 0;
     for (const auto& u : per_param.units()) {
       for (const auto& p : u->params()) {
         if (!p.requires_grad) frozen_padded += p.layout.padded_numel() * 2;
       }
     }
-    EXPECT_EQ(Predict("per_param", "transformer_block", world, rank).params_sharded, pb.params_sharded);
+    EXPECT_EQ(Predict("per_param", "transformer_block", world, rank).bytes.held[memory::Category::kParamsSharded], pb.held[memory::Category::kParamsSharded]);
     EXPECT_EQ(pb.params_by_dtype.at(at::kBFloat16), frozen_padded);
-    EXPECT_EQ(pb.params_by_dtype.at(at::kBFloat16) + pb.params_by_dtype.at(at::kFloat), pb.params_sharded);
+    EXPECT_EQ(pb.params_by_dtype.at(at::kBFloat16) + pb.params_by_dtype.at(at::kFloat), pb.held[memory::Category::kParamsSharded]);
 
     auto fm = StoredModel({at::kBFloat16, /*upcast_all=*/false});
     shard::FlatShardedModel flat(*fm, &comm, {shard::ParseWrapPolicy("lora_separate", 20000), true, true});
-    const shard::HeldBytes fb = flat.held_bytes();
+    const memory::MemoryRecord fb = flat.memory();
     int64_t frozen_units = 0;
     for (const auto& u : flat.units()) {
       if (!u->requires_grad()) frozen_units += u->sharded_param_bytes();
     }
-    EXPECT_EQ(Predict("flat", "lora_separate", world, rank).params_sharded, fb.params_sharded);
+    EXPECT_EQ(Predict("flat", "lora_separate", world, rank).bytes.held[memory::Category::kParamsSharded], fb.held[memory::Category::kParamsSharded]);
     EXPECT_EQ(fb.params_by_dtype.at(at::kBFloat16), frozen_units);
   }
 }

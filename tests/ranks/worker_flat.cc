@@ -145,17 +145,17 @@ int FlatGradBytes(const std::string& policy) {
   shard::FlatShardedModel sharded(*m, comm.get(), {Policy(policy), true, true});
   optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, 0.0, true));
   TrainSharded(*m, sharded, opt, comm.get());
-  const shard::HeldBytes b = sharded.held_bytes();
-  Expect(b.grads == expected, "[" + policy + "] sharded grad bytes " + std::to_string(b.grads) +
+  const memory::MemoryRecord b = sharded.memory();
+  Expect(b.held[memory::Category::kGrads] == expected, "[" + policy + "] sharded grad bytes " + std::to_string(b.held[memory::Category::kGrads]) +
                                           ", expected " + std::to_string(expected));
-  Expect(b.params_unsharded == 0, "[" + policy + "] unsharded bytes left after the step: " + std::to_string(b.params_unsharded));
+  Expect(b.held[memory::Category::kParamsUnsharded] == 0, "[" + policy + "] unsharded bytes left after the step: " + std::to_string(b.held[memory::Category::kParamsUnsharded]));
   // One unit's full gradient at a time awaits its reduce-scatter: the largest trainable unit's.
   int64_t largest_trainable = 0;
   for (const auto& u : sharded.units()) {
     if (u->requires_grad()) largest_trainable = std::max(largest_trainable, u->padded_numel() * 4);
   }
-  Expect(b.grads_unsharded_peak == largest_trainable, "[" + policy + "] unsharded grad peak " +
-                                                          std::to_string(b.grads_unsharded_peak) + ", expected " +
+  Expect(b.peak[memory::Category::kGrads] == largest_trainable, "[" + policy + "] unsharded grad peak " +
+                                                          std::to_string(b.peak[memory::Category::kGrads]) + ", expected " +
                                                           std::to_string(largest_trainable));
   if (comm) comm->barrier();
   return ExitCode();
@@ -184,7 +184,7 @@ int FlatUnshardedPeak(const std::string& policy) {
   }
   optim::AdamW opt(optim::MakeParamGroups(sharded.named_parameters(), kLr, 0.0, true));
   TrainSharded(*m, sharded, opt, comm.get());
-  const int64_t peak = sharded.held_bytes().params_unsharded_peak;
+  const int64_t peak = sharded.memory().peak[memory::Category::kParamsUnsharded];
   const int64_t bound = root + 2 * largest_layer + adapters;
   Expect(peak > root, "[" + policy + "] peak " + std::to_string(peak) + " not above the root's " + std::to_string(root));
   Expect(peak <= bound, "[" + policy + "] unsharded peak " + std::to_string(peak) + " bytes exceeds root + 2 layers + adapters = " +

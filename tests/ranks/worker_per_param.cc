@@ -34,7 +34,7 @@ int PerParamParity(const std::string& policy, bool reshard_after_forward, int64_
     auto losses = TrainSharded(*m, sharded, opt, comm.get(), micro_batches, clip, &min_norm);
     if (clip > 0) Expect(min_norm > clip, label + " clipping was not active on every step");
     auto gathered = sharded.gather_full_params();
-    Expect(sharded.held_bytes().params_unsharded == 0, label + " parameters left unsharded after the step");
+    Expect(sharded.memory().held[memory::Category::kParamsUnsharded] == 0, label + " parameters left unsharded after the step");
     auto reference = Build(lora);
     auto ref_losses = TrainReference(*reference, world, true, clip);
     CompareWithReference(label, losses, ref_losses, gathered, *reference);
@@ -89,8 +89,8 @@ int PerParamCommBytes(const std::string& policy) {
     if (policy == "transformer_block") {
       // The root stays gathered through forward and backward; otherwise one layer at a time:
       // a layer frees its parameters before the one below gathers for its backward.
-      Expect(sharded.held_bytes().params_unsharded_peak == root_bytes + largest_unit_bytes,
-             label + " unsharded peak " + std::to_string(sharded.held_bytes().params_unsharded_peak) + ", expected root " +
+      Expect(sharded.memory().peak[memory::Category::kParamsUnsharded] == root_bytes + largest_unit_bytes,
+             label + " unsharded peak " + std::to_string(sharded.memory().peak[memory::Category::kParamsUnsharded]) + ", expected root " +
                  std::to_string(root_bytes) + " + one layer " + std::to_string(largest_unit_bytes));
     }
     const auto stats = comm->stats();
@@ -101,7 +101,7 @@ int PerParamCommBytes(const std::string& policy) {
     // The trainer's loss all-reduce is not an all-gather; the all-gathers are the units'.
     Expect(ag.count == 2 * units - 1, label + " all-gathers " + std::to_string(ag.count) + ", expected " + std::to_string(2 * units - 1));
     Expect(ag.bytes == 2 * gather_bytes - root_gather_bytes, label + " all-gather bytes " + std::to_string(ag.bytes) + ", expected " + std::to_string(2 * gather_bytes - root_gather_bytes));
-    Expect(sharded.held_bytes().grads == reduce_bytes, label + " gradient bytes " + std::to_string(sharded.held_bytes().grads) + ", expected " + std::to_string(reduce_bytes));
+    Expect(sharded.memory().held[memory::Category::kGrads] == reduce_bytes, label + " gradient bytes " + std::to_string(sharded.memory().held[memory::Category::kGrads]) + ", expected " + std::to_string(reduce_bytes));
     for (auto& p : sharded.named_parameters()) {
       if (!p.slot->requires_grad()) Expect(!p.slot->grad().defined(), label + " frozen '" + p.name + "' has a gradient");
     }
@@ -137,7 +137,7 @@ int ActivationCheckpointingCheck(const std::string& engine, bool lora) {
     memory::ResetPeaks();
     Outcome o;
     o.losses = TrainSharded(*m, *sync, opt, comm.get());
-    o.activations_peak = memory::Snapshot().peak_by[size_t(memory::Category::kActivations)];
+    o.activations_peak = memory::Snapshot().by_category.peak[memory::Category::kActivations];
     o.params = sharded->gather_full_params();
     if (sharded->kind() == shard::EngineKind::kReference) {
       for (auto& [name, t] : o.params) t = t.clone();  // the model itself is released with this run
@@ -225,7 +225,7 @@ int PrefetchCheck(const std::string& engine) {
       out.losses.push_back(trainer.step(data.batch(s, comm->rank() * kBatch, kBatch)).loss);
     }
     out.stats = comm->stats();
-    out.peak = flat ? flat->held_bytes().params_unsharded_peak : per_param->held_bytes().params_unsharded_peak;
+    out.peak = flat ? flat->memory().peak[memory::Category::kParamsUnsharded] : per_param->memory().peak[memory::Category::kParamsUnsharded];
     return out;
   };
   const Outcome plain = run(false), prefetched = run(true);

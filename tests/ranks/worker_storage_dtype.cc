@@ -53,13 +53,13 @@ int FrozenBf16Check(const std::string& engine) {
   const std::unique_ptr<shard::ShardedModel> sharded = shard::MakeShardedModel(*m, comm.get(), options);
   train::GradientSync* sync = sharded.get();
   auto gather = [&] { return sharded->gather_full_params(); };
-  const shard::HeldBytes held = sharded->held_bytes();
+  const memory::MemoryRecord held = sharded->memory();
   int64_t held_total = 0;
   for (const auto& [dtype, bytes] : held.params_by_dtype) {
     Expect(dtype == at::kFloat || dtype == at::kBFloat16, label + " holds " + c10::toString(dtype) + " params");
     held_total += bytes;
   }
-  Expect(held_total == held.params_sharded, label + " bytes by dtype do not add up to the sharded bytes");
+  Expect(held_total == held.held[memory::Category::kParamsSharded], label + " bytes by dtype do not add up to the sharded bytes");
   if (sharded->kind() == shard::EngineKind::kPerParam) {
     Expect(held.params_by_dtype.at(at::kBFloat16) == frozen_padded_bytes,
            label + " bf16 bytes held " + std::to_string(held.params_by_dtype.at(at::kBFloat16)) + ", expected " +
