@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
-#include "scenarios/scenario_model.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_model.h"
+#include "harness/scenario/scenario_parser.h"
 #include "harness/suite.h"
 
 namespace shardbench::cli {

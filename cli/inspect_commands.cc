@@ -6,7 +6,7 @@
 #include "engine/model/llama_config.h"
 #include "harness/memory_plan.h"
 #include "harness/suite.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_parser.h"
 
 namespace shardbench::cli {
 

@@ -8,7 +8,7 @@
 #include "engine/common/durable_file.h"
 #include "engine/common/error.h"
 #include "reporters/result_set.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_parser.h"
 #include "harness/run_target.h"
 #include "harness/shrink.h"
 #include "harness/suite.h"

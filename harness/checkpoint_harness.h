@@ -15,7 +15,7 @@
 #include "engine/model/llama.h"
 #include "engine/model/synthetic_data.h"
 #include "reporters/run_result.h"
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 #include "harness/engine_setup.h"
 #include "harness/model_source.h"
 

@@ -15,7 +15,7 @@
 #include "engine/optim/adamw.h"
 #include "engine/shard/sharded_model.h"
 #include "engine/train/trainer.h"
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

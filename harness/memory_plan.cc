@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "engine/shard/mixed_precision.h"
-#include "scenarios/scenario_model.h"
+#include "harness/scenario/scenario_model.h"
 #include "harness/engine_setup.h"
 #include "harness/model_source.h"
 

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/memory/memory_model.h"
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

@@ -5,7 +5,7 @@
 #include "engine/checkpoint/hf_checkpoint.h"
 #include "engine/memory/tracking_allocator.h"
 #include "engine/model/storage_dtype.h"
-#include "scenarios/scenario_model.h"
+#include "harness/scenario/scenario_model.h"
 
 namespace shardbench {
 

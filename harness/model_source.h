@@ -13,7 +13,7 @@
 #include "engine/model/llama.h"
 #include "engine/model/param_init.h"
 #include "engine/model/storage_dtype.h"
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

@@ -1,4 +1,4 @@
-// Launching a repetition on a peer implementation (scenarios/peer_scenario.h): shardbench
+// Launching a repetition on a peer implementation (harness/scenario/peer_scenario.h): shardbench
 // exports the scenario's initial weights (engine/checkpoint/hf_export.h) and its provenance
 // into the repetition's directory, launches peers/torch_fsdp/peer.py as every rank, and then
 // adds the loss_parity check to the peer's result exactly as for its own engines (the same
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

@@ -34,7 +34,7 @@ std::vector<std::pair<std::vector<double> RankRecord::*, size_t>> Fixed() {
   return {{&RankRecord::comm_counts, kCollectives},     {&RankRecord::comm_bytes, kCollectives},
           {&RankRecord::comm_seconds, kCollectives},    {&RankRecord::tracked_at_peak, kCategories},
           {&RankRecord::tracked_peak_by, kCategories},  {&RankRecord::engine_held, kCategories},
-          {&RankRecord::param_bytes_by_dtype, kStorageDtypes.size()}};
+          {&RankRecord::engine_peak, kCategories},      {&RankRecord::param_bytes_by_dtype, kStorageDtypes.size()}};
 }
 
 }  // namespace
@@ -118,7 +118,7 @@ std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks) {
     }
     // What the engine holds between steps, exactly, from its tensors.
     for (memory::Category c : memory::kHeldBetweenSteps) {
-      m.held[memory::CategoryName(c)] = static_cast<int64_t>(ranks[i].engine_held[static_cast<size_t>(c)]);
+      m.held[memory::CategoryName(c)] = static_cast<int64_t>(ranks[i].held(c));
     }
     m.host_rss_peak = static_cast<int64_t>(ranks[i].rss_peak_bytes);
     out.push_back(m);

@@ -13,6 +13,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "engine/comm/communicator.h"
+#include "engine/memory/memory_record.h"
 #include "reporters/run_result.h"
 
 namespace shardbench {
@@ -31,8 +32,7 @@ struct RankRecord {
   // communication kernel ran, the part of it no compute kernel overlapped, compute time.
   std::vector<double> kernel_comm_seconds, kernel_exposed_seconds, kernel_compute_seconds;
   double init_seconds = 0, construct_seconds = 0, load_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
-  double param_bytes = 0, params_unsharded_peak_bytes = 0;
-  double grad_bytes = 0, grads_unsharded_peak_bytes = 0, optim_state_bytes = 0, rss_peak_bytes = 0;
+  double rss_peak_bytes = 0;
   double checkpoint_bytes_read = 0;
   // The scenario's checkpoint (-1: none saved / loaded): seconds, bytes this rank wrote, bytes
   // of the whole checkpoint, tracked host bytes the save allocated at its peak.
@@ -51,8 +51,13 @@ struct RankRecord {
   double device_allocated_peak = -1, device_reserved_peak = -1, device_active_peak = -1;
   double device_alloc_retries = -1, device_ooms = -1;
   std::vector<double> tracked_at_peak, tracked_peak_by;
-  // The engine's memory record, held between steps (optimizer state included), per memory::Category.
-  std::vector<double> engine_held;
+  // The engine's memory record (memory::MemoryRecord: exact, from its tensors and gauges), per
+  // memory::Category: held between steps (optimizer state included), and its gauges' peaks over
+  // the measured steps (gathered parameters, unsharded gradients).
+  std::vector<double> engine_held = std::vector<double>(memory::kCategories, 0.0);
+  std::vector<double> engine_peak = std::vector<double>(memory::kCategories, 0.0);
+  double held(memory::Category c) const { return engine_held[static_cast<size_t>(c)]; }
+  double peak(memory::Category c) const { return engine_peak[static_cast<size_t>(c)]; }
 
   void set_comm(const comm::CommStats& stats);
   std::vector<double> pack() const;

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "scenarios/scenario_model.h"
+#include "harness/scenario/scenario_model.h"
 #include "engine/optim/param_groups.h"
 #include "engine/train/trainer.h"
 #include "harness/engine_setup.h"

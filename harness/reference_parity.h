@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "reporters/run_result.h"
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

@@ -14,8 +14,8 @@
 #include "engine/common/error.h"
 #include "harness/peer_launch.h"
 #include "reporters/run_result.h"
-#include "scenarios/peer_scenario.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/peer_scenario.h"
+#include "harness/scenario/scenario_parser.h"
 
 namespace shardbench {
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 
 #include "engine/comm/rendezvous.h"
 #include "harness/scenario_runner.h"
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

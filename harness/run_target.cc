@@ -17,7 +17,7 @@
 #include "reporters/repetitions.h"
 #include "reporters/result_set.h"
 #include "reporters/run_result.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_parser.h"
 
 namespace shardbench {
 namespace fs = std::filesystem;

@@ -26,8 +26,8 @@
 #include "harness/reference_parity.h"
 #include "reporters/provenance.h"
 #include "reporters/steady_state.h"
-#include "scenarios/scenario_model.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_model.h"
+#include "harness/scenario/scenario_parser.h"
 #include "harness/engine_setup.h"
 
 namespace shardbench {
@@ -230,11 +230,7 @@ void RankRun::measure() {
   rec.load_seconds = built_.load->seconds;
   rec.shard_seconds = shard_s_;
   rec.engine_held.assign(mem.held.bytes.begin(), mem.held.bytes.end());
-  rec.param_bytes = static_cast<double>(mem.held[Category::kParamsSharded] + mem.held[Category::kParamsUnsharded]);
-  rec.params_unsharded_peak_bytes = static_cast<double>(mem.peak[Category::kParamsUnsharded]);
-  rec.grad_bytes = static_cast<double>(mem.held[Category::kGrads]);
-  rec.grads_unsharded_peak_bytes = static_cast<double>(mem.peak[Category::kGrads]);
-  rec.optim_state_bytes = static_cast<double>(mem.held[Category::kOptimState]);
+  rec.engine_peak.assign(mem.peak.bytes.begin(), mem.peak.bytes.end());
   for (size_t d = 0; d < kStorageDtypes.size(); ++d) {
     auto it = mem.params_by_dtype.find(kStorageDtypes[d]);
     rec.param_bytes_by_dtype[d] = it == mem.params_by_dtype.end() ? 0.0 : static_cast<double>(it->second);
@@ -347,7 +343,7 @@ std::vector<Check> RankRun::checks(const std::vector<RankRecord>& all, const std
     const double owned = static_cast<double>(trainable_bytes_) / env_.world_size;
     double worst = 0;
     if (owned > 0) {
-      for (const auto& a : all) worst = std::max(worst, a.grad_bytes);
+      for (const auto& a : all) worst = std::max(worst, a.held(memory::Category::kGrads));
     }
     const double blowup = owned > 0 ? worst / owned : 0.0;
     char detail[256];

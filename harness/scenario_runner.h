@@ -9,7 +9,7 @@
 
 #include "engine/comm/rendezvous.h"
 #include "reporters/run_result.h"
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

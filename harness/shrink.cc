@@ -3,7 +3,7 @@
 #include <map>
 
 #include "engine/common/error.h"
-#include "scenarios/scenario_model.h"
+#include "harness/scenario/scenario_model.h"
 
 namespace shardbench {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

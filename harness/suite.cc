@@ -7,8 +7,8 @@
 
 #include "engine/common/error.h"
 #include "engine/common/yaml_location.h"
-#include "scenarios/scenario_matrix.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_matrix.h"
+#include "harness/scenario/scenario_parser.h"
 
 namespace shardbench {
 namespace fs = std::filesystem;

@@ -25,7 +25,7 @@ struct WrapPolicy {
 
 // "transformer_block" | "lora_separate" | "size" | "none": the scenario's sharding.wrap_policy.
 const char* WrapPolicyKindName(WrapPolicyKind kind);
-// For tests and tools that name a policy; scenarios parse theirs once (scenarios/scenario_fields.cc).
+// For tests and tools that name a policy; scenarios parse theirs once (harness/scenario/scenario_fields.cc).
 WrapPolicy ParseWrapPolicy(const std::string& name, int64_t min_params = 100000000);
 
 struct UnitPlan {

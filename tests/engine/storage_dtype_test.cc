@@ -12,7 +12,7 @@
 #include "engine/shard/flat_sharded_model.h"
 #include "engine/shard/per_param_sharded_model.h"
 #include "harness/model_source.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_parser.h"
 #include "tests/support/layout_only_comm.h"
 #include "tests/support/multi_rank.h"
 

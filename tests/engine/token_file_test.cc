@@ -9,7 +9,7 @@
 
 #include "engine/common/error.h"
 #include "engine/model/token_file_data.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_parser.h"
 #include "tests/support/multi_rank.h"
 
 namespace shardbench {

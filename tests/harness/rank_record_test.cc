@@ -48,6 +48,36 @@ TEST(RankRecord, PackUnpackKeepsEveryField) {
   EXPECT_EQ(back.param_bytes_by_dtype, r.param_bytes_by_dtype);
 }
 
+// The engine's memory record travels as one array per held/peak, and each byte metric and the
+// memory section read their category from it.
+TEST(RankRecord, EngineMemoryRecordBecomesTheByteMetricsAndHeldSection) {
+  using memory::Category;
+  auto rank = [](double scale) {
+    RankRecord r = FakeGpuRank(4096, 6144, 0);
+    r.engine_held[static_cast<size_t>(Category::kParamsSharded)] = 100 * scale;
+    r.engine_held[static_cast<size_t>(Category::kParamsUnsharded)] = 7 * scale;
+    r.engine_held[static_cast<size_t>(Category::kGrads)] = 30 * scale;
+    r.engine_held[static_cast<size_t>(Category::kOptimState)] = 60 * scale;
+    r.engine_peak[static_cast<size_t>(Category::kParamsUnsharded)] = 400 * scale;
+    r.engine_peak[static_cast<size_t>(Category::kGrads)] = 120 * scale;
+    return RankRecord::Unpack(r.pack(), 3);
+  };
+  const std::vector<RankRecord> ranks{rank(1), rank(2)};
+  const auto metrics = BuildMetrics(ranks, 1, 100, 10, 5);
+  EXPECT_EQ(Find(metrics, "param_bytes").per_rank, (std::vector<double>{107, 214}));
+  EXPECT_EQ(Find(metrics, "param_bytes").samples, std::vector<double>{214});
+  EXPECT_EQ(Find(metrics, "params_unsharded_peak_bytes").per_rank, (std::vector<double>{400, 800}));
+  EXPECT_EQ(Find(metrics, "grad_bytes").per_rank, (std::vector<double>{30, 60}));
+  EXPECT_EQ(Find(metrics, "grads_unsharded_peak_bytes").per_rank, (std::vector<double>{120, 240}));
+  EXPECT_EQ(Find(metrics, "optim_state_bytes").per_rank, (std::vector<double>{60, 120}));
+  const auto memory = BuildMemory(ranks);
+  EXPECT_EQ(memory[1].held.at("params_sharded"), 200);
+  EXPECT_EQ(memory[1].held.at("params_unsharded"), 14);
+  EXPECT_EQ(memory[1].held.at("grads"), 60);
+  EXPECT_EQ(memory[1].held.at("optim_state"), 120);
+  EXPECT_EQ(memory[1].held.size(), 4u);
+}
+
 TEST(RankRecord, DeviceAllocatorStatisticsBecomeMetricsOnlyOnGpuRuns) {
   const auto gpu = BuildMetrics({FakeGpuRank(4096, 6144, 0), FakeGpuRank(8192, 8192, 3)}, 1, 100, 10, 5);
   EXPECT_EQ(Find(gpu, "device_allocated_peak").kind, "exact");

@@ -5,8 +5,8 @@
 #include <fstream>
 
 #include "engine/common/error.h"
-#include "scenarios/scenario_matrix.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_matrix.h"
+#include "harness/scenario/scenario_parser.h"
 #include "tests/support/multi_rank.h"
 
 namespace shardbench {

@@ -1,4 +1,4 @@
-#include "scenarios/scenario_choices.h"
+#include "harness/scenario/scenario_choices.h"
 
 #include "engine/shard/mixed_precision.h"
 

@@ -1,4 +1,4 @@
-#include "scenarios/scenario_fields.h"
+#include "harness/scenario/scenario_fields.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "scenarios/scenario_matrix.h"
+#include "harness/scenario/scenario_matrix.h"
 
 #include <filesystem>
 
@@ -6,8 +6,8 @@
 
 #include "engine/common/error.h"
 #include "engine/common/yaml_location.h"
-#include "scenarios/scenario_fields.h"
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_fields.h"
+#include "harness/scenario/scenario_parser.h"
 
 namespace shardbench {
 namespace {

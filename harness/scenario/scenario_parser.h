@@ -8,7 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

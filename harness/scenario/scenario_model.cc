@@ -1,4 +1,4 @@
-#include "scenarios/scenario_model.h"
+#include "harness/scenario/scenario_model.h"
 
 #include "engine/model/synthetic_data.h"
 #include "engine/model/token_file_data.h"

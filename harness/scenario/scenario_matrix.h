@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

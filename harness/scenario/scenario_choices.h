@@ -1,5 +1,5 @@
 // The scenario's choices as types, parsed once at the scenario boundary (the field table,
-// scenarios/scenario_fields.cc) and written back by name: the harness and the engines compare
+// harness/scenario/scenario_fields.cc) and written back by name: the harness and the engines compare
 // enums, never strings. Each enum's names are the values a scenario file takes.
 #pragma once
 

@@ -1,6 +1,6 @@
-#include "scenarios/scenario_parser.h"
+#include "harness/scenario/scenario_parser.h"
 
-#include "scenarios/scenario_model.h"
+#include "harness/scenario/scenario_model.h"
 
 #include <unistd.h>
 
@@ -9,8 +9,8 @@
 #include "engine/common/error.h"
 #include "engine/comm/create_communicator.h"
 #include "engine/common/yaml_location.h"
-#include "scenarios/peer_scenario.h"
-#include "scenarios/scenario_fields.h"
+#include "harness/scenario/peer_scenario.h"
+#include "harness/scenario/scenario_fields.h"
 
 namespace shardbench {
 namespace {

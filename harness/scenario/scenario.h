@@ -10,7 +10,7 @@
 #include "engine/model/llama.h"
 #include "engine/optim/adamw.h"
 #include "engine/shard/wrap_policy.h"
-#include "scenarios/scenario_choices.h"
+#include "harness/scenario/scenario_choices.h"
 
 namespace shardbench {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

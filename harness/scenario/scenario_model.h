@@ -6,7 +6,7 @@
 
 #include "engine/model/data_source.h"
 #include "engine/model/llama_config.h"
-#include "scenarios/scenario.h"
+#include "harness/scenario/scenario.h"
 
 namespace shardbench {
 

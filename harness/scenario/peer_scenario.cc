@@ -1,4 +1,4 @@
-#include "scenarios/peer_scenario.h"
+#include "harness/scenario/peer_scenario.h"
 
 #include "engine/common/error.h"
 
