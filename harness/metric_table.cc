@@ -175,24 +175,16 @@ void ParamBytesByDtype(const MetricRow& row, const MetricInputs& in, std::vector
     }
   }
 }
-// The engine's memory record, per rank (exact, from its tensors and gauges).
+// From the engine's memory record, per rank (exact, from its tensors and gauges): the bytes it
+// holds in categories `cs` between steps / its gauge's peak in category `c`.
 using memory::Category;
-void ParamBytes(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
-  out.push_back(LargestRank(DeclaredBy(row), PerRank(in, [](const RankRecord& r, size_t) {
-    return r.held(Category::kParamsSharded) + r.held(Category::kParamsUnsharded);
-  })));
+template <Category... cs>
+void Held(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(LargestRank(DeclaredBy(row), PerRank(in, [](const RankRecord& r, size_t) { return (r.held(cs) + ...); })));
 }
-void ParamsUnshardedPeak(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
-  out.push_back(LargestRank(DeclaredBy(row), PerRank(in, [](const RankRecord& r, size_t) { return r.peak(Category::kParamsUnsharded); })));
-}
-void GradBytes(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
-  out.push_back(LargestRank(DeclaredBy(row), PerRank(in, [](const RankRecord& r, size_t) { return r.held(Category::kGrads); })));
-}
-void GradsUnshardedPeak(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
-  out.push_back(LargestRank(DeclaredBy(row), PerRank(in, [](const RankRecord& r, size_t) { return r.peak(Category::kGrads); })));
-}
-void OptimStateBytes(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
-  out.push_back(LargestRank(DeclaredBy(row), PerRank(in, [](const RankRecord& r, size_t) { return r.held(Category::kOptimState); })));
+template <Category c>
+void Peak(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(LargestRank(DeclaredBy(row), PerRank(in, [](const RankRecord& r, size_t) { return r.peak(c); })));
 }
 void DeviceFragmentation(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
   out.push_back(LargestRank(DeclaredBy(row), PerRank(in, [](const RankRecord& r, size_t) {
@@ -256,8 +248,8 @@ void GradBlowup(const MetricRow& row, const MetricInputs& in, std::vector<Metric
   Metric m = DeclaredBy(row);
   double worst = 0;
   for (const auto& a : in.ranks) {
-    worst = std::max(worst, a.held(memory::Category::kGrads));
-    m.per_rank.push_back(a.held(memory::Category::kGrads) / owned);
+    worst = std::max(worst, a.held(Category::kGrads));
+    m.per_rank.push_back(a.held(Category::kGrads) / owned);
   }
   m.samples = {worst / owned};
   out.push_back(m);
@@ -321,17 +313,17 @@ constexpr MetricRow kTable[] = {
      "start of the run to the end of step 1, the learning check's fingerprints excluded"},
     {"params_total", "exact", "count", "lower", W::kAlways, nullptr, ParamsTotal, "parameters of the model"},
     {"params_trainable", "exact", "count", "lower", W::kAlways, nullptr, ParamsTrainable, "parameters that require grad"},
-    {"param_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, ParamBytes,
+    {"param_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, Held<Category::kParamsSharded, Category::kParamsUnsharded>,
      "parameter bytes the engine holds between steps, sharded and unsharded, from its tensors"},
     {"param_bytes_{dtype}", "exact", "bytes", "lower", W::kAlways, nullptr, ParamBytesByDtype,
      "param_bytes by stored dtype (only the dtypes some rank holds)"},
-    {"params_unsharded_peak_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, ParamsUnshardedPeak,
+    {"params_unsharded_peak_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, Peak<Category::kParamsUnsharded>,
      "the engine's peak of unsharded (gathered) parameter bytes over the measured steps"},
-    {"grad_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, GradBytes,
+    {"grad_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, Held<Category::kGrads>,
      "gradient bytes the engine holds after the last step"},
-    {"grads_unsharded_peak_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, GradsUnshardedPeak,
+    {"grads_unsharded_peak_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, Peak<Category::kGrads>,
      "the engine's peak of unsharded gradient bytes over the measured steps"},
-    {"optim_state_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, OptimStateBytes,
+    {"optim_state_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, Held<Category::kOptimState>,
      "optimizer state bytes (AdamW moments)"},
     {"peak_allocated", "exact", "bytes", "lower", W::kAlways, &R::tracked_peak, nullptr,
      "the tracking allocator's peak over the measured steps (a save's window included)"},
