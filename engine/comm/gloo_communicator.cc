@@ -1,6 +1,9 @@
 #include "engine/comm/gloo_communicator.h"
 
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <condition_variable>
@@ -33,6 +36,32 @@ namespace shardbench::comm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// This host's address on the route to the store's host (a UDP connect sends nothing): where the
+// other ranks can reach this one. The hostname is no guide on a cluster node with several
+// networks or inside a network namespace; empty if there is no route.
+std::string LocalAddressTowards(const std::string& master, int port) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(master.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return "";
+  std::string out;
+  for (addrinfo* a = found; a && out.empty(); a = a->ai_next) {
+    const int fd = socket(a->ai_family, SOCK_DGRAM, 0);
+    if (fd < 0) continue;
+    sockaddr_storage local{};
+    socklen_t len = sizeof(local);
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0 && getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0) {
+      char text[INET6_ADDRSTRLEN] = {0};
+      const void* ip = local.ss_family == AF_INET ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(&local)->sin_addr)
+                                                  : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(&local)->sin6_addr);
+      if (inet_ntop(local.ss_family, ip, text, sizeof(text))) out = text;
+    }
+    close(fd);
+  }
+  freeaddrinfo(found);
+  return out;
+}
 
 // Gloo's rendezvous speaks its own Store interface; forward it to the c10d store.
 class GlooStoreOverC10d : public gloo::rendezvous::Store {
@@ -147,6 +176,8 @@ class GlooCommunicator : public Communicator {
       attr.iface = ifname;
     } else if (IsLoopback(env.master_addr)) {
       attr.hostname = "127.0.0.1";
+    } else if (std::string local = LocalAddressTowards(env.master_addr, env.master_port); !local.empty()) {
+      attr.hostname = local;
     } else {
       char host[256] = {0};
       gethostname(host, sizeof(host) - 1);

@@ -32,11 +32,12 @@ std::vector<std::string> BuildEnvironment(const LaunchSpec& spec, int rank, int 
     auto eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  env["RANK"] = std::to_string(rank);
+  env["RANK"] = std::to_string(spec.node_rank * spec.nproc + rank);
   env["LOCAL_RANK"] = std::to_string(rank);
-  env["WORLD_SIZE"] = std::to_string(spec.nproc);
+  env["WORLD_SIZE"] = std::to_string(spec.nnodes * spec.nproc);
   env["LOCAL_WORLD_SIZE"] = std::to_string(spec.nproc);
-  env["GROUP_RANK"] = "0";
+  env["GROUP_RANK"] = std::to_string(spec.node_rank);
+  env["GROUP_WORLD_SIZE"] = std::to_string(spec.nnodes);
   env["MASTER_ADDR"] = spec.master_addr;
   env["MASTER_PORT"] = std::to_string(port);
   // Like torchrun: N ranks on one host must not each start a thread per core.
@@ -124,9 +125,10 @@ class RunningRanks {
       : spec_(spec), pids_(spec.nproc, -1), running_(spec.nproc, false), start_(Clock::now()) {
     result_.ranks.resize(spec.nproc);
     for (int r = 0; r < spec.nproc; ++r) {
-      result_.ranks[r].rank = r;
-      const bool to_file = !spec.log_dir.empty() && !(r == 0 && spec.rank0_to_terminal);
-      const std::string log = to_file ? spec.log_dir + "/rank" + std::to_string(r) + ".log" : "";
+      const int global = spec.node_rank * spec.nproc + r;
+      result_.ranks[r].rank = global;
+      const bool to_file = !spec.log_dir.empty() && !(global == 0 && spec.rank0_to_terminal);
+      const std::string log = to_file ? spec.log_dir + "/rank" + std::to_string(global) + ".log" : "";
       pids_[r] = Spawn(spec.argv, BuildEnvironment(spec, r, port), log);
       running_[r] = true;
     }
@@ -164,7 +166,7 @@ class RunningRanks {
       result_.timed_out = true;
       std::ostringstream names;
       int n = 0;
-      for (int r = 0; r < spec_.nproc; ++r) if (running_[r]) names << (n++ ? ", " : "") << r;
+      for (int r = 0; r < spec_.nproc; ++r) if (running_[r]) names << (n++ ? ", " : "") << result_.ranks[r].rank;
       result_.message = std::string(n > 1 ? "ranks " : "rank ") + names.str() + " still running after " +
                         std::to_string(spec_.timeout.count() / 1000.0).substr(0, 6) + " s (job timeout); stopped";
       stop_all();

@@ -13,7 +13,11 @@ namespace shardbench::comm {
 
 struct LaunchSpec {
   std::vector<std::string> argv;  // program path and arguments, the same for every rank
-  int nproc = 1;
+  int nproc = 1;  // ranks on this node
+  // Across nodes, torchrun's way: every node runs a launcher with the same nnodes, nproc and
+  // master, and its own node_rank; this node's ranks are node_rank * nproc + 0 .. nproc - 1.
+  int nnodes = 1;
+  int node_rank = 0;
   std::string master_addr = "127.0.0.1";
   int master_port = 0;  // 0: pick a free port on master_addr
   // Wall-clock bound for the whole job; zero means none.
@@ -21,7 +25,7 @@ struct LaunchSpec {
   // Extra environment for every rank (after the rank variables, so it may override them;
   // the tests use that to start a rank with a wrong WORLD_SIZE, for instance).
   std::map<std::string, std::string> env;
-  // Per-rank extra environment (rank -> vars), e.g. a failpoint on one rank only.
+  // Per-rank extra environment (local rank -> vars), e.g. a failpoint on one rank only.
   std::map<int, std::map<std::string, std::string>> rank_env;
   // When set, rank r's stdout and stderr go to <log_dir>/rank<r>.log instead of ours.
   std::string log_dir;

@@ -1,6 +1,9 @@
 // Collectives across separate processes (world sizes 2 and 3), timeouts, and the launcher.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <sstream>
+
 #include <ATen/ATen.h>
 
 #include "engine/comm/create_communicator.h"
@@ -12,6 +15,8 @@
 namespace shardbench {
 namespace {
 
+using testing::MakeTempDir;
+using testing::ReadFile;
 using testing::RunRankWorker;
 
 
@@ -79,6 +84,66 @@ TEST(RankEnv, ReadsTorchrunVariables) {
   EXPECT_EQ(e.local_rank, 0);
   EXPECT_EQ(e.master_addr, "node7");
   EXPECT_EQ(e.master_port, 1234);
+  EXPECT_EQ(e.node_rank, -1);
+  EXPECT_FALSE(e.agent_store);
+}
+
+// torchrun's multi-node variables, and its agent's store: every rank a client, one key space per attempt.
+TEST(RankEnv, ReadsTorchrunNodeAndAgentStore) {
+  std::map<std::string, std::string> env{{"RANK", "5"},         {"WORLD_SIZE", "8"},       {"LOCAL_RANK", "1"},
+                                         {"GROUP_RANK", "1"},   {"LOCAL_WORLD_SIZE", "4"}, {"MASTER_ADDR", "10.0.0.1"},
+                                         {"MASTER_PORT", "29400"}, {"TORCHELASTIC_USE_AGENT_STORE", "True"},
+                                         {"TORCHELASTIC_RESTART_COUNT", "1"}};
+  auto e = comm::RankEnv::FromEnvironment(&env);
+  EXPECT_EQ(e.node_rank, 1);
+  EXPECT_EQ(e.local_world_size, 4);
+  EXPECT_TRUE(e.agent_store);
+  EXPECT_EQ(e.restart_count, 1);
+  EXPECT_EQ(comm::StorePrefix(e, "shardbench/job"), "shardbench/job/attempt1");
+  env["TORCHELASTIC_USE_AGENT_STORE"] = "False";
+  EXPECT_EQ(comm::StorePrefix(comm::RankEnv::FromEnvironment(&env), "shardbench/job"), "shardbench/job");
+}
+
+// Rank 0 serves the store on MASTER_ADDR alone (never every address unless asked): the only
+// listening socket on its port, in /proc/net/tcp{,6}, is 127.0.0.1's.
+TEST(Rendezvous, StoreListensOnTheMasterAddressOnly) {
+  comm::RankEnv env;
+  env.from_launcher = true;
+  env.master_addr = "127.0.0.1";
+  env.master_port = comm::PickFreePort();
+  auto store = comm::Rendezvous(env, std::chrono::seconds(10));
+  char port_hex[8];
+  std::snprintf(port_hex, sizeof(port_hex), "%04X", env.master_port);
+  std::vector<std::string> listening;  // local addresses (hex) listening on the port
+  for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
+    std::istringstream in(ReadFile(table));
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state;
+      fields >> slot >> local >> remote >> state;
+      if (state == "0A" && local.substr(local.find(':') + 1) == port_hex) listening.push_back(local.substr(0, local.find(':')));
+    }
+  }
+  EXPECT_EQ(listening, std::vector<std::string>{"0100007F"});
+}
+
+// Our --nnodes launcher gives node K's ranks torchrun's variables.
+TEST(Launcher, SecondNodeRanksGetGlobalRanksAndNodeVariables) {
+  comm::LaunchSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo \"$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK $GROUP_WORLD_SIZE\""};
+  spec.nproc = 2;
+  spec.nnodes = 3;
+  spec.node_rank = 1;
+  spec.master_port = 1;  // not used by the program; no port picked
+  const auto dir = MakeTempDir("launcher_nodes");
+  spec.log_dir = dir;
+  const auto result = comm::LaunchLocalRanks(spec);
+  ASSERT_TRUE(result.ok) << result.message;
+  EXPECT_EQ(result.ranks[0].rank, 2);
+  EXPECT_EQ(ReadFile(dir + "/rank2.log"), "2 6 0 2 1 3\n");
+  EXPECT_EQ(ReadFile(dir + "/rank3.log"), "3 6 1 2 1 3\n");
 }
 
 TEST(RankEnv, FallsBackToSlurm) {
