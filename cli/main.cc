@@ -44,7 +44,12 @@ Subcommand AddRun(CLI::App& app, const std::string& self_exe) {
   auto repetitions = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("run", "Run a scenario across local ranks (or as one rank under torchrun/srun)");
   cmd->add_option("target", run->target, "Suite or scenario: a YAML file or a shipped name (see `list`)")->required();
-  cmd->add_option("--nproc", run->nproc, "Local ranks to spawn (default: the scenario's world_size)");
+  cmd->add_option("--nproc,--nproc-per-node", run->nproc, "Local ranks to spawn (default: the scenario's world_size)");
+  cmd->add_option("--nnodes", run->nnodes, "Nodes of the job, torchrun's way: each runs this command with its --node-rank");
+  cmd->add_option("--node-rank", run->node_rank, "This node's rank in 0..nnodes-1 (with --nnodes)");
+  cmd->add_option("--master-addr", run->master_addr, "With --nnodes: node 0's address, where rank 0 serves the store "
+                                                     "(bound to it alone; 0.0.0.0 binds every address)");
+  cmd->add_option("--master-port", run->master_port, "With --nnodes: the store's port on --master-addr");
   cmd->add_option("--out", run->out_dir, "Results directory (default: results/<name>-<timestamp>)");
   cmd->add_flag("--quiet", run->quiet, "No progress lines or summary");
   cmd->add_option("--repetitions", *repetitions, "Launch every instance N times (default: the suite's), or auto[:MAX] "
@@ -53,6 +58,7 @@ Subcommand AddRun(CLI::App& app, const std::string& self_exe) {
                                                    "metrics must be able to catch");
   cmd->add_option("--policy", run->policy, "With --repetitions auto: the gate policy that says which metrics are gated");
   cmd->add_option("overrides", run->overrides, "key=value overrides, e.g. train.steps=5 lora.enabled=true");
+  cmd->add_flag("--one-repetition", run->one_repetition, "")->group("");  // our launcher's ranks (harness/run_target.h)
   return {cmd, [run, repetitions, self_exe] {
             if (!repetitions->empty()) {
               run->auto_max = ParseAutoRepetitions(*repetitions);

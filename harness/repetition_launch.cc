@@ -96,8 +96,9 @@ std::string SafeName(const std::string& name) {
 }
 
 int RunAsRank(const Scenario& s, const comm::RankEnv& env, const std::string& out_dir,
-              const std::function<void(const StepProgress&)>& on_step) {
+              const std::function<void(const StepProgress&)>& on_step, c10::intrusive_ptr<c10d::Store> store) {
   RunnerOptions opts;
+  opts.store = std::move(store);
   opts.checkpoint_dir = out_dir + "/checkpoint";
   opts.run_id = s.name + "-" + Timestamp() + "-" + std::to_string(getpid());
   opts.on_step = on_step;
@@ -122,7 +123,7 @@ LaunchOutcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, co
       return {static_cast<int>(e.code()), e.what()};
     }
   } else {
-    spec.argv = {self_exe, "run", resolved, "--out", rep_dir};
+    spec.argv = {self_exe, "run", resolved, "--out", rep_dir, "--one-repetition"};
     if (quiet) spec.argv.push_back("--quiet");
   }
   spec.nproc = s.world_size;

@@ -18,8 +18,10 @@ std::string Timestamp();
 std::string SafeName(const std::string& name);
 
 // Runs this rank and, on rank 0, writes out_dir/result.json. Returns 0, or 1 when a check failed.
+// `store`: the job's store under this repetition's prefix (harness/job_rank.h); null: a fresh
+// rendezvous at MASTER_ADDR:MASTER_PORT.
 int RunAsRank(const Scenario& s, const comm::RankEnv& env, const std::string& out_dir,
-              const std::function<void(const StepProgress&)>& on_step);
+              const std::function<void(const StepProgress&)>& on_step, c10::intrusive_ptr<c10d::Store> store = {});
 
 struct LaunchOutcome {
   int exit_code = 0;  // of the repetition: 0 ok, 1 a check failed, 2 input, 3 infra

@@ -8,6 +8,8 @@
 
 #include "engine/comm/rendezvous.h"
 #include "engine/common/error.h"
+#include "harness/job_rank.h"
+#include "harness/node_launch.h"
 #include "harness/repetition_launch.h"
 #include "harness/suite.h"
 #include "reporters/adaptive_repetitions.h"
@@ -66,30 +68,41 @@ void PrintInstanceHeader(const Job& job, const std::optional<AdaptiveRepetitions
   }
 }
 
+// How the repetitions of an instance run: launched from here (our own ranks, or in process),
+// or with this process as one rank of an outside-launched job (every rank runs this loop).
+struct Repetitions {
+  std::function<LaunchOutcome(const Scenario&, const std::string& rep_dir)> run;
+  std::function<bool(bool)> agree;  // rank 0's decision (stop?), on every rank
+  bool writer = true;               // this process writes the run directory
+};
+
 // The launches of one instance: its repetitions, or (adaptive) until pinned or MAX.
 struct InstanceLaunches {
-  std::vector<nlohmann::json> reps;  // the results, in launch order
+  std::vector<nlohmann::json> reps;  // the results, in launch order (the writer's)
   LaunchOutcome last;
   std::optional<PinStatus> pin;
 };
 
 InstanceLaunches LaunchInstance(const Job& job, size_t instances, const std::string& out_dir,
-                                std::optional<AdaptiveRepetitions>& adaptive, const RunRequest& request,
-                                const RunDisplay& display, const std::string& self_exe) {
+                                std::optional<AdaptiveRepetitions>& adaptive, const Repetitions& repetitions) {
   const std::string safe = SafeName(job.scenario.name);
   InstanceLaunches l;
   for (int r = 0; r < (adaptive ? adaptive->max : job.repetitions); ++r) {
     const std::string rep_dir = out_dir + "/" + safe + "/rep" + std::to_string(r);
-    l.last = LaunchRepetition(job.scenario, rep_dir, self_exe, request.quiet, OnStep(request, display));
+    l.last = repetitions.run(job.scenario, rep_dir);
     const std::string result = rep_dir + "/result.json";
-    if (l.last.exit_code > 1 || !fs::is_regular_file(result)) break;
-    l.reps.push_back(ReadJson(result));
-    if (adaptive) {
-      // The comparison's family: this instance's gated sampled metrics, once per instance.
-      adaptive->family_size = std::max<size_t>(1, GatedSampledMetrics(l.reps.front(), adaptive->policy) * instances);
-      l.pin = PinnedSoFar(l.reps, *adaptive);
-      if (l.pin->pinned) break;
+    bool stop = l.last.exit_code > 1;
+    if (repetitions.writer && !stop) {
+      stop = !fs::is_regular_file(result);
+      if (!stop) l.reps.push_back(ReadJson(result));
+      if (!stop && adaptive) {
+        // The comparison's family: this instance's gated sampled metrics, once per instance.
+        adaptive->family_size = std::max<size_t>(1, GatedSampledMetrics(l.reps.front(), adaptive->policy) * instances);
+        l.pin = PinnedSoFar(l.reps, *adaptive);
+        stop = l.pin->pinned;
+      }
     }
+    if (repetitions.agree(stop)) break;
   }
   return l;
 }
@@ -133,42 +146,104 @@ nlohmann::json IndexEntryJson(const Job& job, const InstanceLaunches& l, const s
 
 std::string Colour(const std::string& status) { return status == "ok" ? "green" : status == "failed" ? "red" : "error"; }
 
-int RunTarget(const RunRequest& request, const RunDisplay& display, const std::string& self_exe) {
-  const comm::RankEnv env = comm::RankEnv::FromEnvironment();
-  if (env.from_launcher) return RunLaunchedRank(request, env, display);
-  std::vector<std::string> overrides = request.overrides;
-  if (request.nproc < 0) throw InputError("--nproc must be at least 1, got " + std::to_string(request.nproc));
-  if (request.nproc > 0) overrides.push_back("world_size=" + std::to_string(request.nproc));
+namespace {
+
+// The target resolved (bad input fails here, before any launch): its instances, title and
+// the adaptive plan.
+struct ResolvedTarget {
+  std::vector<Job> jobs;
   std::string title;
+  std::optional<AdaptiveRepetitions> adaptive;
+};
+
+ResolvedTarget Resolve(const RunRequest& request, int world_size) {
+  std::vector<std::string> overrides = request.overrides;
+  if (world_size > 0) overrides.push_back("world_size=" + std::to_string(world_size));
   if (request.repetitions < 0) {
     throw InputError("--repetitions must be at least 1, got " + std::to_string(request.repetitions));
   }
-  std::vector<Job> jobs = ResolveTarget(request.target, overrides, &title);  // bad input fails before any launch
+  ResolvedTarget t;
+  t.jobs = ResolveTarget(request.target, overrides, &t.title);
   if (request.repetitions > 0) {
-    for (Job& job : jobs) job.repetitions = request.repetitions;
+    for (Job& job : t.jobs) job.repetitions = request.repetitions;
   }
-  std::optional<AdaptiveRepetitions> adaptive = AdaptivePlan(request);
-  const std::string out_dir = request.out_dir.empty() ? "results/" + SafeName(title) + "-" + Timestamp() : request.out_dir;
-  fs::create_directories(out_dir);
+  t.adaptive = AdaptivePlan(request);
+  return t;
+}
 
-  nlohmann::json index = {{"schema_version", kResultsSchemaVersion}, {"target", title}, {"started_at", NowIso8601Utc()},
-                          {"instances", nlohmann::json::array()}};
+// Every instance, in order; the writer writes DIR/<instance>.json, DIR/index.json (after each
+// instance: progress survives a crash) and the dashboard. Returns the exit code.
+int RunInstances(ResolvedTarget& t, const std::string& out_dir, const Repetitions& repetitions,
+                 const RunRequest& request, const RunDisplay& display) {
+  nlohmann::json index = {{"schema_version", kResultsSchemaVersion}, {"target", t.title},
+                          {"started_at", NowIso8601Utc()}, {"instances", nlohmann::json::array()}};
+  if (repetitions.writer) fs::create_directories(out_dir);
   int worst = 0;
   bool all_as_expected = true;
-  for (const Job& job : jobs) {
-    if (!request.quiet) PrintInstanceHeader(job, adaptive);
-    const InstanceLaunches launches = LaunchInstance(job, jobs.size(), out_dir, adaptive, request, display, self_exe);
-    const nlohmann::json entry = IndexEntryJson(job, launches, adaptive, out_dir, request, display, worst);
+  for (const Job& job : t.jobs) {
+    if (!request.quiet && repetitions.writer) PrintInstanceHeader(job, t.adaptive);
+    const InstanceLaunches launches = LaunchInstance(job, t.jobs.size(), out_dir, t.adaptive, repetitions);
+    if (!repetitions.writer) continue;
+    const nlohmann::json entry = IndexEntryJson(job, launches, t.adaptive, out_dir, request, display, worst);
     all_as_expected &= entry["as_expected"].get<bool>();
     index["instances"].push_back(entry);
-    WriteFileAtomically(out_dir + "/index.json", index.dump(2) + "\n");  // progress survives a crash
+    WriteFileAtomically(out_dir + "/index.json", index.dump(2) + "\n");
   }
+  if (!repetitions.writer) return 0;
   // The run's own page (no base to compare with): results, memory, losses, provenance.
   const ResultSet written = LoadResultSet(out_dir);
-  WriteFileAtomically(out_dir + "/dashboard.html", DashboardHtml({title, nullptr, nullptr, &written, nullptr}));
+  WriteFileAtomically(out_dir + "/dashboard.html", DashboardHtml({t.title, nullptr, nullptr, &written, nullptr}));
   if (!request.quiet && display.on_index) display.on_index(index, out_dir);
   if (worst >= 2) return worst;
   return all_as_expected ? 0 : 1;
+}
+
+std::string DefaultOutDir(const RunRequest& request, const ResolvedTarget& t) {
+  return request.out_dir.empty() ? "results/" + SafeName(t.title) + "-" + Timestamp() : request.out_dir;
+}
+
+// This process is one rank of a job an outside launcher started: the whole target, in
+// lockstep with the other ranks; rank 0 writes the directory and says the exit code.
+int RunTargetAsJobRank(const RunRequest& request, const comm::RankEnv& env, const RunDisplay& display) {
+  if (request.nproc > 0) {
+    throw InputError("--nproc starts ranks here; inside a torchrun/srun job the world size is the launcher's (WORLD_SIZE=" +
+                     std::to_string(env.world_size) + ")");
+  }
+  ResolvedTarget t = Resolve(request, env.world_size);
+  double longest = 0;
+  for (const Job& job : t.jobs) longest = std::max(longest, job.scenario.timeout_s);
+  JobRank job(env, std::chrono::milliseconds(static_cast<int64_t>(longest * 1000)));
+  std::vector<std::string> names, resolved;
+  for (const Job& j : t.jobs) {
+    names.push_back(j.scenario.name);
+    resolved.push_back(YAML::Dump(ScenarioToYaml(j.scenario)) + "\nrepetitions: " + std::to_string(j.repetitions));
+  }
+  job.AgreeOnPlan(names, resolved);
+  const std::string out_dir = job.Broadcast("out_dir", DefaultOutDir(request, t));
+  job.CheckSharedDirectory(out_dir);
+  int decisions = 0;
+  Repetitions repetitions{
+      [&](const Scenario& s, const std::string& rep_dir) { return job.RunRepetition(s, rep_dir, OnStep(request, display)); },
+      [&](bool stop) { return job.Broadcast("stop" + std::to_string(decisions++), stop ? "1" : "0") == "1"; },
+      job.writer()};
+  const int code = RunInstances(t, out_dir, repetitions, request, display);
+  return std::stoi(job.Broadcast("exit", std::to_string(code)));
+}
+
+}  // namespace
+
+int RunTarget(const RunRequest& request, const RunDisplay& display, const std::string& self_exe) {
+  const comm::RankEnv env = comm::RankEnv::FromEnvironment();
+  if (env.from_launcher && request.one_repetition) return RunLaunchedRank(request, env, display);
+  if (env.from_launcher) return RunTargetAsJobRank(request, env, display);
+  if (WantsNodeLaunch(request)) return LaunchNodeRanks(request, self_exe);
+  if (request.nproc < 0) throw InputError("--nproc must be at least 1, got " + std::to_string(request.nproc));
+  ResolvedTarget t = Resolve(request, request.nproc);
+  const Repetitions repetitions{[&](const Scenario& s, const std::string& rep_dir) {
+                                  return LaunchRepetition(s, rep_dir, self_exe, request.quiet, OnStep(request, display));
+                                },
+                                [](bool stop) { return stop; }, true};
+  return RunInstances(t, DefaultOutDir(request, t), repetitions, request, display);
 }
 
 }  // namespace shardbench

@@ -2,7 +2,8 @@
 // (matrix point) of the target, each repetition a separate launch of its ranks
 // (harness/repetition_launch.h), DIR/<instance>.json per instance (its repetitions merged),
 // DIR/index.json with each instance's colour against the one expected, and DIR/dashboard.html.
-// Inside a job (launched by us, torchrun or srun) it runs this process's rank instead.
+// Inside a job an outside launcher started (torchrun, srun, our --nnodes) every rank runs the
+// same target in lockstep (harness/job_rank.h) and rank 0 writes the same directory.
 #pragma once
 
 #include <functional>
@@ -28,6 +29,17 @@ struct RunRequest {
   std::optional<int> auto_max;
   std::optional<double> target_mde;
   std::string policy;                  // empty: the default gate policy
+  // Set by our own launcher on the ranks of one repetition (harness/repetition_launch.h): the
+  // target is that repetition's resolved scenario, written to --out as result.json. Without it,
+  // a process started by torchrun/srun runs the whole target as one rank of the job.
+  bool one_repetition = false;
+  // Our own launcher across nodes, torchrun's way (harness/node_launch.h): every node runs
+  // `run` with the same target, nnodes, nproc and master, and its own node rank. 0: not asked
+  // (PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT are the env forms).
+  int nnodes = 0;
+  int node_rank = -1;
+  std::string master_addr;
+  int master_port = 0;
 };
 
 // What the command line shows of a run (unless quiet); the harness writes the files.

@@ -112,6 +112,8 @@ void RankRun::setup() {
                      " but this job has " + std::to_string(env_.world_size) + " ranks (WORLD_SIZE)");
   }
   memory::InstallTrackingAllocator();
+  // A job's rank runs many instances in one process: each one's peaks start from here.
+  memory::ResetPeaks();
   SetScenarioFailpoints(s_.failpoints);
   started_at_ = NowIso8601Utc();
   t_start_ = Clock::now();
@@ -119,7 +121,7 @@ void RankRun::setup() {
 
   // Connect the ranks. A single CPU rank needs no communicator; on GPU the engines' NCCL
   // collectives run even alone (one GPU: the same kernels and copies, at world size 1).
-  if (env_.world_size > 1 || s_.backend == Backend::kNccl) comm_ = comm::Connect(BackendName(s_.backend), env_, comm::CommOptions{timeout});
+  if (env_.world_size > 1 || s_.backend == Backend::kNccl) comm_ = comm::Connect(BackendName(s_.backend), env_, comm::CommOptions{timeout}, options_.store);
   device_ = s_.device() == "cuda" ? at::Device(at::kCUDA, static_cast<int8_t>(env_.local_rank)) : at::Device(at::kCPU);
 
   // Build the model on every rank (named config, or an HF checkpoint directory): whole

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/comm/rendezvous.h"
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include "reporters/run_result.h"
 #include "harness/scenario/scenario.h"
 
@@ -26,6 +27,9 @@ struct RunnerOptions {
   std::string checkpoint_dir = "checkpoint";
   // Called on rank 0 after every step (progress line).
   std::function<void(const StepProgress&)> on_step;
+  // A store the job's ranks already share (one job running many instances, harness/job_rank.h),
+  // under this instance's own prefix; null: rendezvous at MASTER_ADDR:MASTER_PORT.
+  c10::intrusive_ptr<c10d::Store> store;
 };
 
 std::optional<RunResult> RunScenarioRank(const Scenario& scenario, const comm::RankEnv& env,

@@ -15,6 +15,8 @@
 //                        minus time blocked in collectives): its busy time triples, its peers
 //                        wait for it, and straggler_ratio shows ~3 naming rank 1 (less on a
 //                        host with fewer cores than ranks: see engine/train/trainer.cc)
+//   rank1_fails          rank 1 stops with an infrastructure error in its second step (a rank
+//                        lost mid-instance): the instance fails on every rank, the next runs
 #pragma once
 
 #include <string>

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <thread>
 
+#include "engine/common/error.h"
 #include "engine/common/failpoints.h"
 #include "engine/memory/tracking_allocator.h"
 #include "engine/optim/grad_clip.h"
@@ -23,6 +24,11 @@ Trainer::Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::
 }
 
 StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
+  // Failpoint rank1_fails: rank 1 stops in its second step, after the first step's collectives
+  // (a rank lost mid-instance); its peers find out in their next collective.
+  if (FailpointActive("rank1_fails") && comm_ && comm_->rank() == 1 && steps_ > options_.first_step) {
+    throw InfraError("failpoint rank1_fails: rank 1 stopped in step " + std::to_string(steps_ + 1));
+  }
   StepTimes t;
   const auto start = Clock::now();
   const double blocked_before = comm_ ? comm_->blocked_seconds() : 0.0;
