@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 
 #include "engine/comm/rendezvous.h"
 #include "engine/common/error.h"
@@ -18,6 +20,7 @@
 #include "reporters/provenance.h"
 #include "reporters/repetitions.h"
 #include "reporters/result_set.h"
+#include "reporters/results_reader.h"
 #include "reporters/run_result.h"
 #include "harness/scenario/scenario_parser.h"
 
@@ -171,16 +174,26 @@ ResolvedTarget Resolve(const RunRequest& request, int world_size) {
   return t;
 }
 
+// Index entries (by instance name) an earlier attempt of this job finished: kept, not run again.
+using Finished = std::map<std::string, nlohmann::json>;
+
 // Every instance, in order; the writer writes DIR/<instance>.json, DIR/index.json (after each
 // instance: progress survives a crash) and the dashboard. Returns the exit code.
 int RunInstances(ResolvedTarget& t, const std::string& out_dir, const Repetitions& repetitions,
-                 const RunRequest& request, const RunDisplay& display) {
+                 const RunRequest& request, const RunDisplay& display, const Finished& earlier = {}) {
   nlohmann::json index = {{"schema_version", kResultsSchemaVersion}, {"target", t.title},
                           {"started_at", NowIso8601Utc()}, {"instances", nlohmann::json::array()}};
   if (repetitions.writer) fs::create_directories(out_dir);
   int worst = 0;
   bool all_as_expected = true;
   for (const Job& job : t.jobs) {
+    if (auto done = earlier.find(job.scenario.name); done != earlier.end()) {
+      if (!repetitions.writer) continue;
+      if (!request.quiet) std::printf("== %s: finished by an earlier attempt, kept\n", job.scenario.name.c_str());
+      all_as_expected &= done->second["as_expected"].get<bool>();
+      index["instances"].push_back(done->second);
+      continue;
+    }
     if (!request.quiet && repetitions.writer) PrintInstanceHeader(job, t.adaptive);
     const InstanceLaunches launches = LaunchInstance(job, t.jobs.size(), out_dir, t.adaptive, repetitions);
     if (!repetitions.writer) continue;
@@ -202,6 +215,29 @@ std::string DefaultOutDir(const RunRequest& request, const ResolvedTarget& t) {
   return request.out_dir.empty() ? "results/" + SafeName(t.title) + "-" + Timestamp() : request.out_dir;
 }
 
+// After torchrun restarted the job (--max-restarts; TORCHELASTIC_RESTART_COUNT > 0): the
+// instances an earlier attempt finished (a result, green or red) keep their index entries and
+// files; the others (not reached, or cut short by the failure) run again. Rank 0 reads its
+// index; every rank learns the names.
+Finished FinishedEarlier(JobRank& job, const std::string& out_dir) {
+  Finished done;
+  std::string names;
+  const std::string path = out_dir + "/index.json";
+  if (job.writer() && job.env().restart_count > 0 && fs::is_regular_file(path)) {
+    const nlohmann::json index = ReadJsonFile(path);
+    const std::vector<IndexEntry> entries = ReadIndex(index, path);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const IndexEntry& e = entries[i];
+      if (!e.name || !e.file || !e.status || (*e.status != "ok" && *e.status != "failed")) continue;
+      done[*e.name] = index["instances"][i];
+      names += *e.name + "\n";
+    }
+  }
+  std::istringstream all(job.Broadcast("finished_earlier", names));
+  for (std::string name; std::getline(all, name);) done.try_emplace(name, nlohmann::json());
+  return done;
+}
+
 // This process is one rank of a job an outside launcher started: the whole target, in
 // lockstep with the other ranks; rank 0 writes the directory and says the exit code.
 int RunTargetAsJobRank(const RunRequest& request, const comm::RankEnv& env, const RunDisplay& display) {
@@ -221,12 +257,13 @@ int RunTargetAsJobRank(const RunRequest& request, const comm::RankEnv& env, cons
   job.AgreeOnPlan(names, resolved);
   const std::string out_dir = job.Broadcast("out_dir", DefaultOutDir(request, t));
   job.CheckSharedDirectory(out_dir);
+  const Finished earlier = FinishedEarlier(job, out_dir);
   int decisions = 0;
   Repetitions repetitions{
       [&](const Scenario& s, const std::string& rep_dir) { return job.RunRepetition(s, rep_dir, OnStep(request, display)); },
       [&](bool stop) { return job.Broadcast("stop" + std::to_string(decisions++), stop ? "1" : "0") == "1"; },
       job.writer()};
-  const int code = RunInstances(t, out_dir, repetitions, request, display);
+  const int code = RunInstances(t, out_dir, repetitions, request, display, earlier);
   return std::stoi(job.Broadcast("exit", std::to_string(code)));
 }
 

@@ -17,6 +17,9 @@
 //                        host with fewer cores than ranks: see engine/train/trainer.cc)
 //   rank1_fails          rank 1 stops with an infrastructure error in its second step (a rank
 //                        lost mid-instance): the instance fails on every rank, the next runs
+//   rank1_lost_once      rank 1's process exits (137, as if killed) in its second step, in a
+//                        job's first attempt only (TORCHELASTIC_RESTART_COUNT unset or 0): the
+//                        job fails, and a torchrun restart resumes and finishes it
 #pragma once
 
 #include <string>

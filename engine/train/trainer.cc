@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "engine/common/error.h"
@@ -28,6 +30,15 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   // (a rank lost mid-instance); its peers find out in their next collective.
   if (FailpointActive("rank1_fails") && comm_ && comm_->rank() == 1 && steps_ > options_.first_step) {
     throw InfraError("failpoint rank1_fails: rank 1 stopped in step " + std::to_string(steps_ + 1));
+  }
+  // Failpoint rank1_lost_once: rank 1's process ends there as if killed, in a job's first
+  // attempt only (torchrun's TORCHELASTIC_RESTART_COUNT unset or 0), so a restart succeeds.
+  if (FailpointActive("rank1_lost_once") && comm_ && comm_->rank() == 1 && steps_ > options_.first_step) {
+    const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    if (!attempt || std::string(attempt) == "0") {
+      std::fflush(nullptr);
+      std::_Exit(137);
+    }
   }
   StepTimes t;
   const auto start = Clock::now();

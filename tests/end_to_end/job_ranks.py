@@ -119,7 +119,35 @@ if "rank 1: failpoint rank1_fails" not in index["instances"][0]["message"]:
     fail(f"the failed instance's message does not name rank 1: {index['instances'][0]['message']}")
 print("rank 1 failing an instance: error for the instance on every rank, the next one green")
 
-# (5) A rank killed mid-run: its peer ends with exit 3 naming it, within timeout + 10 s.
+# (5) torchrun --max-restarts 1: rank 1's process dies in the second instance of the first
+# attempt; the restart keeps the first instance (finished) and runs the second again.
+suite = os.path.join(out, "restart.yaml")
+with open(suite, "w") as f:
+    f.write(f"""name: restart
+description: rank 1 is lost once in the second instance
+runs:
+  - scenario: {SMOKE}
+    name: first
+    why: finished before the loss, kept by the restart
+  - scenario: {SMOKE}
+    name: second
+    overrides: ["failpoints=[rank1_lost_once]"]
+    why: rank 1's process exits in the first attempt; the restart runs it again
+""")
+job = os.path.join(out, "restart")
+run = subprocess.run([python, "-m", "torch.distributed.run", "--no-python", "--nproc-per-node", "2", "--max-restarts", "1",
+                      "--master-addr", "127.0.0.1", "--master-port", str(free_port()), binary, "run", suite, "--out", job,
+                      *SHORT], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+index = json.load(open(os.path.join(job, "index.json")))
+colours = {i["name"]: i["colour"] for i in index["instances"]}
+if run.returncode != 0 or colours != {"first": "green", "second": "green"}:
+    fail(f"torchrun --max-restarts 1 exited {run.returncode}, colours {colours}:\n{run.stdout[-3000:]}")
+# torchrun's agent stops the other ranks as soon as rank 1's process exits, and restarts all.
+if run.stdout.count("== first") != 2 or "== first: finished by an earlier attempt, kept" not in run.stdout:
+    fail(f"no restart that kept 'first' in the output:\n{run.stdout[-3000:]}")
+print("torchrun --max-restarts 1: rank 1 lost once, the restart kept 'first' and finished 'second'")
+
+# (6) A rank killed mid-run: its peer ends with exit 3 naming it, within timeout + 10 s.
 timeout_s = 20
 port = free_port()
 procs = srun_ranks(2, lambda r: [SMOKE, "--quiet", "--out", os.path.join(out, "killed"), "train.steps=100000",
