@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "engine/model/llama_config.h"
+#include "engine/profile/model_flops.h"
+#include "harness/scenario/scenario_model.h"
 #include "harness/memory_plan.h"
 #include "harness/suite.h"
 #include "harness/scenario/scenario_parser.h"
@@ -18,8 +20,47 @@ int ShowCommand(const TargetArgs& args) {
   return 0;
 }
 
-int PlanCommand(const TargetArgs& args) {
+namespace {
+
+// Per step and rank: each collective's count and bytes, as the communicator will count them.
+void PrintCommPerStep(const memory::CommPrediction& c) {
+  std::printf("  comm per step and rank:");
+  bool any = false;
+  for (size_t i = 0; i < c.per_step.size(); ++i) {
+    if (c.per_step[i].count == 0) continue;
+    std::printf("%s %s %lld x, %lld bytes", any ? ";" : "", comm::CollectiveName(static_cast<comm::Collective>(i)),
+                (long long)c.per_step[i].count, (long long)c.per_step[i].bytes);
+    any = true;
+  }
+  std::printf("%s%s\n", any ? "" : " none (one rank)",
+              c.exact ? "" : " (estimate: adapter units nested in layers with several micro-batches)");
+}
+
+// From 1 to 1024 GPUs (per-rank batch fixed): memory per rank, wire bytes, and the roofline.
+void PrintScaling(Scenario s, const ScaleArgs& scale) {
   const double gib = 1024.0 * 1024 * 1024;
+  const int64_t tokens = s.train.batch_size * s.train.seq_len * s.train.grad_accumulation;
+  const double flops = static_cast<double>(profile::ModelFlopsPerToken(ScenarioModelConfig(s), s.lora, s.train.seq_len).per_token()) * tokens;
+  const int asked = scale.nodes > 0 ? scale.nodes * scale.links.gpus_per_node : 0;
+  std::printf("  %6s %5s %10s %11s %9s %9s %9s %8s\n", "GPUs", "nodes", "mem GiB", "wire GiB/st", "comm s", "compute s",
+              "exposed s", "hidden");
+  for (int n = 1; n <= 1024; n *= 2) {
+    s.world_size = n;
+    const memory::CommPrediction c = PlanScenarioComm(s);
+    const memory::Roofline r = memory::EstimateStep(c, n, flops, scale.links);
+    const int nodes = (n + scale.links.gpus_per_node - 1) / scale.links.gpus_per_node;
+    const double hidden = r.comm_seconds > 0 ? 1.0 - r.exposed_seconds / r.comm_seconds : 1.0;
+    std::printf("  %6d %5d %10.2f %11.3f %9.4f %9.4f %9.4f %7.0f%%%s\n", n, nodes, PlanScenarioMemory(s, 0).total() / gib,
+                c.wire_bytes(n) / gib, r.comm_seconds, r.compute_seconds, r.exposed_seconds, 100 * hidden,
+                n == asked ? "  <- --nodes x --gpus-per-node" : "");
+  }
+}
+
+}  // namespace
+
+int PlanCommand(const TargetArgs& args, const ScaleArgs& scale) {
+  const double gib = 1024.0 * 1024 * 1024;
+  const bool scaling = scale.nodes > 0;
   std::printf("%-64s %9s %9s %9s %9s %9s %9s\n", "instance (rank 0, GiB)", "params", "unsh.peak", "grads", "optim",
               "activ.*", "total");
   for (const Job& job : ResolveTarget(args.target, args.overrides, nullptr)) {
@@ -29,8 +70,17 @@ int PlanCommand(const TargetArgs& args) {
     std::printf("%-64s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", job.scenario.name.c_str(),
                 held[Category::kParamsSharded] / gib, peak[Category::kParamsUnsharded] / gib, held[Category::kGrads] / gib,
                 held[Category::kOptimState] / gib, peak[Category::kActivations] / gib, p.total() / gib);
+    PrintCommPerStep(PlanScenarioComm(job.scenario));
+    if (scaling) PrintScaling(job.scenario, scale);
   }
   std::printf("* activations are an estimate (engine/memory/memory_model.cc); the rest follows the engines' layouts\n");
+  if (scaling) {
+    std::printf("roofline: ring collectives ((n-1)/n of each all-gather/reduce-scatter, 2(n-1)/n of each all-reduce) at "
+                "%.0f Gb/s per GPU within a node, %.0f Gb/s across nodes; compute = model FLOPs per token x tokens per "
+                "rank at %.0f TFLOP/s achieved; hidden = the part of comm the step's compute could overlap (an upper "
+                "bound: an engine overlaps only what its prefetch allows)\n",
+                scale.links.intra_node_gbps, scale.links.inter_node_gbps, scale.links.achieved_tflops);
+  }
   return 0;
 }
 

@@ -3,6 +3,8 @@
 // `models` (named model configs).
 #pragma once
 
+#include "engine/memory/comm_model.h"
+
 #include <string>
 #include <vector>
 
@@ -14,7 +16,13 @@ struct TargetArgs {
 };
 
 int ShowCommand(const TargetArgs& args);
-int PlanCommand(const TargetArgs& args);
+// `plan`'s scale-out options: with nodes or gpus_per_node set, a table of communication per
+// step against compute from 1 to 1024 GPUs (engine/memory/comm_model.h's roofline).
+struct ScaleArgs {
+  int nodes = 0;
+  memory::Links links;
+};
+int PlanCommand(const TargetArgs& args, const ScaleArgs& scale);
 int ListCommand();
 int ModelsCommand();
 

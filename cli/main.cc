@@ -146,6 +146,24 @@ Subcommand AddInspect(CLI::App& app, const std::string& name, const std::string&
   return {cmd, [args, command] { return command(*args); }};
 }
 
+Subcommand AddPlan(CLI::App& app) {
+  auto args = std::make_shared<cli::TargetArgs>();
+  auto scale = std::make_shared<cli::ScaleArgs>();
+  auto* cmd = app.add_subcommand("plan", "Predict memory per rank and category, and communication per step, from a "
+                                         "scenario (allocates nothing); with --nodes, how it scales to 1024 GPUs");
+  cmd->add_option("target", args->target, "Suite or scenario: a file or a shipped name")->required();
+  cmd->add_option("overrides", args->overrides, "key=value overrides, e.g. model=llama2-70b world_size=8");
+  cmd->add_option("--nodes", scale->nodes, "Nodes of the cluster you plan for (marks its row; adds the scaling table)");
+  cmd->add_option("--gpus-per-node", scale->links.gpus_per_node, "GPUs per node (default 8)")->check(CLI::PositiveNumber);
+  cmd->add_option("--inter-node-gbps", scale->links.inter_node_gbps, "Network per GPU across nodes, Gb/s (default 400)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--intra-node-gbps", scale->links.intra_node_gbps, "Link per GPU within a node, Gb/s (default 3600: NVLink 4)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--achieved-tflops", scale->links.achieved_tflops, "FLOP/s a GPU sustains in a step (default 400)")
+      ->check(CLI::PositiveNumber);
+  return {cmd, [args, scale] { return cli::PlanCommand(*args, *scale); }};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,7 +176,7 @@ int main(int argc, char** argv) {
       AddInspect(app, "show", "Print the fully resolved scenario instances (matrix expanded)", cli::ShowCommand),
       {app.add_subcommand("models", "List the named model configs"), cli::ModelsCommand},
       {app.add_subcommand("list", "List the shipped suites and scenarios"), cli::ListCommand},
-      AddInspect(app, "plan", "Predict memory per rank and category from a scenario (allocates nothing)", cli::PlanCommand),
+      AddPlan(app),
       AddCompare(app),
       AddMerge(app),
       AddHistory(app),

@@ -9,7 +9,9 @@
 
 namespace shardbench {
 
-memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank) {
+namespace {
+
+memory::MemoryModelInput LayoutInput(const Scenario& s, int rank) {
   memory::MemoryModelInput in;
   in.config = ScenarioModelConfig(s);
   in.lora = s.lora;
@@ -27,7 +29,20 @@ memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank) {
     in.checkpoint = std::make_shared<const checkpoint::HfCheckpoint>(checkpoint::HfCheckpoint::Open(s.model));
   }
   in.param_dtype = MixedPrecisionFor(s).param_dtype;
-  return memory::PredictMemory(in);
+  return in;
+}
+
+}  // namespace
+
+memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank) { return memory::PredictMemory(LayoutInput(s, rank)); }
+
+memory::CommPrediction PlanScenarioComm(const Scenario& s) {
+  memory::CommModelInput in;
+  in.layout = LayoutInput(s, 0);
+  in.reduce_dtype = MixedPrecisionFor(s).reduce_dtype;
+  in.micro_batches = s.train.grad_accumulation;
+  in.clip_grad_norm = s.train.max_grad_norm > 0;
+  return memory::PredictComm(in);
 }
 
 nlohmann::json PredictedVsMeasured(const memory::MemoryPrediction& p, const nlohmann::json& m) {

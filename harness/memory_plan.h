@@ -4,12 +4,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/memory/comm_model.h"
 #include "engine/memory/memory_model.h"
 #include "harness/scenario/scenario.h"
 
 namespace shardbench {
 
 memory::MemoryPrediction PlanScenarioMemory(const Scenario& s, int rank = 0);
+// The collectives a rank issues per optimizer step, and their bytes (engine/memory/comm_model.h).
+memory::CommPrediction PlanScenarioComm(const Scenario& s);
 // Predicted per category beside what rank 0 measured (held/peaks), with predicted/measured.
 nlohmann::json PredictedVsMeasured(const memory::MemoryPrediction& p, const nlohmann::json& measured_rank0);
 

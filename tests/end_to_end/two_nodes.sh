@@ -44,6 +44,8 @@ done
 all_ok "${pids[@]}" || { cat "$out"/ours.log*; echo "FAIL: --nnodes 2 launch"; exit 1; }
 same "$out/ours"
 echo "--nnodes 2 (our launcher): losses and exact metrics equal to 1 node x 4 ranks"
+# What `plan` predicts each rank sends per step equals what the 4 ranks across the two nodes counted.
+"$python" "$src/tests/end_to_end/comm_plan_check.py" "$bin" "$src" "$out/plan" "$out/ours"
 
 # (b) torchrun with c10d rendezvous; --local-addr: the namespace's own address, which the
 # shared hostname would not give; is_host: which agent serves the rendezvous store (torchrun
