@@ -26,6 +26,12 @@ const char* kJobKey = "shardbench/job";
 std::string ToString(const std::vector<uint8_t>& v) { return std::string(v.begin(), v.end()); }
 std::vector<uint8_t> ToBytes(const std::string& s) { return std::vector<uint8_t>(s.begin(), s.end()); }
 
+// The job's store is served by rank 0: losing it means rank 0 (or its node) is gone.
+[[noreturn]] void StoreLost(const comm::RankEnv& env, const std::string& during, const std::exception& e) {
+  throw InfraError("job: rank " + std::to_string(env.rank) + " lost the job's store at " + env.master_addr + ":" +
+                   std::to_string(env.master_port) + " " + during + ": rank 0 (which serves it) is gone (" + e.what() + ")");
+}
+
 std::string RankList(const std::vector<int>& ranks) {
   std::ostringstream out;
   for (size_t i = 0; i < ranks.size(); ++i) out << (i ? ", " : "") << ranks[i];
@@ -91,9 +97,7 @@ void JobRank::WaitForAll(const std::string& prefix, std::chrono::milliseconds bo
   } catch (const InfraError&) {
     throw;
   } catch (const std::exception& e) {
-    throw InfraError("job: rank " + std::to_string(env_.rank) + " lost the job's store at " + env_.master_addr + ":" +
-                     std::to_string(env_.master_port) + " during " + what + ": rank 0 (which serves it) is gone (" +
-                     e.what() + ")");
+    StoreLost(env_, "during " + what, e);
   }
 }
 
@@ -120,9 +124,7 @@ std::string JobRank::Broadcast(const std::string& name, const std::string& value
   } catch (const InfraError&) {
     throw;
   } catch (const std::exception& e) {
-    throw InfraError("job: rank " + std::to_string(env_.rank) + " lost the job's store at " + env_.master_addr + ":" +
-                     std::to_string(env_.master_port) + " waiting for rank 0's " + name + ": rank 0 is gone (" +
-                     e.what() + ")");
+    StoreLost(env_, "waiting for rank 0's " + name, e);
   }
 }
 

@@ -25,21 +25,22 @@ Trainer::Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::
   steps_ = options_.first_step;
 }
 
+// Failpoints rank1_fails and rank1_lost_once: rank 1 stops in its second step, after the
+// first step's collectives (a rank lost mid-instance); its peers find out in their next
+// collective. rank1_fails throws; rank1_lost_once ends the process as if killed, in a job's
+// first attempt only (torchrun's TORCHELASTIC_RESTART_COUNT unset or 0), so a restart succeeds.
+static void RankFailpoints(comm::Communicator* comm, bool past_first_step) {
+  if (!comm || comm->rank() != 1 || !past_first_step) return;
+  if (FailpointActive("rank1_fails")) throw InfraError("failpoint rank1_fails: rank 1 stopped in its second step");
+  const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  if (FailpointActive("rank1_lost_once") && (!attempt || std::string(attempt) == "0")) {
+    std::fflush(nullptr);
+    std::_Exit(137);
+  }
+}
+
 StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
-  // Failpoint rank1_fails: rank 1 stops in its second step, after the first step's collectives
-  // (a rank lost mid-instance); its peers find out in their next collective.
-  if (FailpointActive("rank1_fails") && comm_ && comm_->rank() == 1 && steps_ > options_.first_step) {
-    throw InfraError("failpoint rank1_fails: rank 1 stopped in step " + std::to_string(steps_ + 1));
-  }
-  // Failpoint rank1_lost_once: rank 1's process ends there as if killed, in a job's first
-  // attempt only (torchrun's TORCHELASTIC_RESTART_COUNT unset or 0), so a restart succeeds.
-  if (FailpointActive("rank1_lost_once") && comm_ && comm_->rank() == 1 && steps_ > options_.first_step) {
-    const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
-    if (!attempt || std::string(attempt) == "0") {
-      std::fflush(nullptr);
-      std::_Exit(137);
-    }
-  }
+  RankFailpoints(comm_, steps_ > options_.first_step);
   StepTimes t;
   const auto start = Clock::now();
   const double blocked_before = comm_ ? comm_->blocked_seconds() : 0.0;
