@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -64,6 +65,14 @@ JobRank::JobRank(const comm::RankEnv& env, std::chrono::milliseconds timeout) : 
 }
 
 JobRank::~JobRank() {
+  // Rank 0 serves the store: it stays until every rank has made its last call on it (a rank
+  // still reading an outcome or a decision would otherwise find the store gone).
+  try {
+    store_->set("left/" + std::to_string(env_.rank), ToBytes("1"));
+    if (writer() && !lost_ranks_) WaitForAll("left/", std::chrono::seconds(60), "leaving the job");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shardbench: rank %d leaving the job: %s\n", env_.rank, e.what());
+  }
   stop_ = true;
   if (heartbeat_.joinable()) heartbeat_.join();
 }
@@ -84,6 +93,7 @@ void JobRank::WaitForAll(const std::string& prefix, std::chrono::milliseconds bo
       }
       if (waiting.empty()) return;
       if (!lost.empty()) {
+        lost_ranks_ = true;
         throw InfraError("job: rank(s) " + RankList(lost) + " of " + std::to_string(env_.world_size) +
                          " lost (no heartbeat for " + std::to_string(kLostAfter.count()) + " s) during " + what +
                          "; seen from rank " + std::to_string(env_.rank));

@@ -61,6 +61,7 @@ class JobRank {
   int64_t repetitions_ = 0;
   std::string out_dir_;
   std::vector<int> blind_ranks_;  // cannot see rank 0's files under out_dir_  // every rank runs the same sequence, so a counter names each one
+  bool lost_ranks_ = false;  // some rank's heartbeat stalled: nobody waits for it to leave
   std::atomic<bool> stop_{false};
   std::thread heartbeat_;
 };
