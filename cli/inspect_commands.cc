@@ -33,7 +33,7 @@ void PrintCommPerStep(const memory::CommPrediction& c) {
     any = true;
   }
   std::printf("%s%s\n", any ? "" : " none (one rank)",
-              c.exact ? "" : " (estimate: adapter units nested in layers with several micro-batches)");
+              c.exact ? "" : " (estimate: per_param adapter units nested in layers, several micro-batches)");
 }
 
 // From 1 to 1024 GPUs (per-rank batch fixed): memory per rank, wire bytes, and the roofline.

@@ -131,7 +131,7 @@ CommPrediction PredictComm(const CommModelInput& in) {
       const bool flat = l.engine == shard::EngineKind::kFlat;
       for (const UnitTraffic& u : UnitsOf(in, m, flat)) {
         AddUnit(p, in, u, flat);
-        if (u.nested && in.micro_batches > 1) p.exact = false;
+        if (!flat && u.nested && in.micro_batches > 1) p.exact = false;
       }
       break;
     }

@@ -31,9 +31,11 @@ struct CollectiveVolume {
 struct CommPrediction {
   std::array<CollectiveVolume, static_cast<size_t>(comm::Collective::kCount)> per_step{};
   const CollectiveVolume& operator[](comm::Collective c) const { return per_step[static_cast<size_t>(c)]; }
-  // False where the count is an estimate: units nested inside a layer (lora_separate) with
-  // several micro-batches, whose gathers between micro-batches depend on where in the layer
-  // their inputs start to need gradients. Exact everywhere else (tests/end_to_end/comm_plan_check.py).
+  // False where the count is an estimate: per-parameter units nested inside a layer
+  // (lora_separate) with several micro-batches, whose gathers between micro-batches depend on
+  // where in the layer their inputs start to need gradients (flat's nested adapter units train
+  // and reshard after each backward, so they are exact). Exact everywhere else
+  // (tests/end_to_end/comm_plan_check.py).
   bool exact = true;
   // Bytes this rank puts on the wire per step with ring algorithms: (n-1)/n of an all-gather's
   // output and a reduce-scatter's input, 2(n-1)/n of an all-reduce's tensor.

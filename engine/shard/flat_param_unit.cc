@@ -239,7 +239,14 @@ void FlatParamUnit::prefetch_for_backward() {
 }
 
 void FlatParamUnit::unshard_for_forward() {
-  if (unsharded_ || params_.empty()) return;
+  if (params_.empty()) return;
+  if (unsharded_) {
+    // Still gathered: the root, or a frozen unit whose inputs need no gradient, which learns
+    // that backward is over only when the step ends, so the next micro-batch finds it gathered
+    // by the last one's backward while its parameters show the shards post_forward left.
+    use_unsharded_views();
+    return;
+  }
   // The shard gradient is cleared by zero_grad() at the start of a step (the trainer calls it),
   // not here: micro-batches of one step must accumulate into it.
   if (world_size() == 1) {

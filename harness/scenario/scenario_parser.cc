@@ -112,12 +112,6 @@ void ValidateScenario(const Scenario& s) {
                      "adapters' own units would be gathered again inside the recomputed layer (use "
                      "transformer_block, size or none)");
   }
-  if (s.engine == Engine::kFlat && s.sharding.wrap_policy == shard::WrapPolicyKind::kLoraSeparate &&
-      s.train.grad_accumulation > 1 && s.world_size > 1) {
-    // Known bug: the second micro-batch's forward meets a freed buffer (an internal error).
-    throw InputError(src + ": engine=flat with wrap_policy=lora_separate and train.grad_accumulation > 1 is not "
-                     "supported yet (use per_param, or transformer_block, or one micro-batch)");
-  }
   if (s.init == Init::kMeta && s.optimizer.build == "before_wrap") {
     throw InputError(src + ": init=meta builds parameters only when the engine materialises them: "
                      "optimizer.build must be after_wrap");

@@ -110,12 +110,6 @@ TEST(Scenario, EngineOptionsTheEngineCannotHonourAreRefused) {
     EXPECT_EQ(ok.model_dtype, at::kBFloat16);
     EXPECT_EQ(ok.upcast, "all");
   }
-  // A known flat-engine bug is refused up front, not met as an internal error mid-run.
-  const std::vector<std::string> flat_nested = {"engine=flat", "sharding.wrap_policy=lora_separate",
-                                                "train.grad_accumulation=2", "world_size=2"};
-  EXPECT_NE(error(flat_nested).find("train.grad_accumulation > 1 is not supported yet"), std::string::npos) << error(flat_nested);
-  EXPECT_NO_THROW(LoadScenarioFile(file, {"engine=per_param", "sharding.wrap_policy=lora_separate", "train.grad_accumulation=2",
-                                          "world_size=2"}));
 }
 
 TEST(Scenario, OverridesApplyInOrderAndAreRecorded) {
