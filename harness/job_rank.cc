@@ -78,13 +78,19 @@ JobRank::~JobRank() {
 }
 
 void JobRank::WaitForAll(const std::string& prefix, std::chrono::milliseconds bound, const std::string& what) {
+  std::map<int, std::string> keys;
+  for (int r = 0; r < env_.world_size; ++r) keys[r] = prefix + std::to_string(r);
+  WaitForKeys(keys, bound, what);
+}
+
+void JobRank::WaitForKeys(const std::map<int, std::string>& keys, std::chrono::milliseconds bound, const std::string& what) {
   const auto start = Clock::now();
   std::map<int, std::pair<int64_t, Clock::time_point>> beats;  // rank -> last count, when it moved
   try {
     for (;;) {
       std::vector<int> waiting, lost;
-      for (int r = 0; r < env_.world_size; ++r) {
-        if (store_->check({prefix + std::to_string(r)})) continue;
+      for (const auto& [r, key] : keys) {
+        if (store_->check({key})) continue;
         waiting.push_back(r);
         const int64_t count = store_->add("heartbeat/" + std::to_string(r), 0);
         auto [it, fresh] = beats.try_emplace(r, count, Clock::now());
@@ -117,24 +123,12 @@ std::string JobRank::Broadcast(const std::string& name, const std::string& value
     store_->set(key, ToBytes(value));
     return value;
   }
-  // Only rank 0 sets it: wait for that one key, watching rank 0's heartbeat meanwhile.
-  int64_t last = -1;
-  auto moved = Clock::now();
+  // Only rank 0 sets it, whenever it gets there: wait as long as rank 0 is alive.
+  WaitForKeys({{0, key}}, std::chrono::hours(24), "rank 0's " + name);
   try {
-    while (!store_->check({key})) {
-      const int64_t count = store_->add("heartbeat/0", 0);
-      if (count != last) last = count, moved = Clock::now();
-      if (Clock::now() - moved > kLostAfter) {
-        throw InfraError("job: rank 0 lost (no heartbeat for " + std::to_string(kLostAfter.count()) +
-                         " s) while rank " + std::to_string(env_.rank) + " waited for its " + name);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
     return ToString(store_->get(key));
-  } catch (const InfraError&) {
-    throw;
   } catch (const std::exception& e) {
-    StoreLost(env_, "waiting for rank 0's " + name, e);
+    StoreLost(env_, "reading rank 0's " + name, e);
   }
 }
 
@@ -204,8 +198,8 @@ LaunchOutcome JobRank::RunRepetition(const Scenario& s, const std::string& rep_d
     mine.exit_code = RunAsRank(s, env_, rep_dir, on_step, c10::make_intrusive<c10d::PrefixStore>(key, store_));
   } catch (const Error& e) {
     mine = {static_cast<int>(e.code()), e.what()};
-  } catch (const std::exception& e) {  // a collective that failed or timed out (c10 / Gloo)
-    mine = {static_cast<int>(ExitCode::kInfra), e.what()};
+  } catch (const std::exception& e) {  // not one of our errors (collectives throw InfraError): our bug
+    mine = {static_cast<int>(ExitCode::kInfra), std::string("internal error: ") + e.what()};
   }
   if (mine.exit_code > 1) {
     std::fprintf(stderr, "shardbench: rank %d: %s\n", env_.rank, mine.message.c_str());

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -52,8 +53,11 @@ class JobRank {
                               const std::function<void(const StepProgress&)>& on_step);
 
  private:
-  // Waits until every rank has set `prefix`/<rank>, or names those whose heartbeat stalled.
+  // Waits until every rank has set `prefix`<rank>, or names those whose heartbeat stalled.
   void WaitForAll(const std::string& prefix, std::chrono::milliseconds bound, const std::string& what);
+  // Waits until each rank's key (rank -> key) is set; InfraError naming the ranks whose
+  // heartbeat stalled meanwhile, those still working after `bound`, or a lost store.
+  void WaitForKeys(const std::map<int, std::string>& keys, std::chrono::milliseconds bound, const std::string& what);
   void Beat();
 
   comm::RankEnv env_;
