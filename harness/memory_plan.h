@@ -1,5 +1,5 @@
-// The memory model for a scenario (`shardbench plan`, and "predicted" beside "measured" in
-// every result).
+// The memory and communication models for a scenario (`shardbench plan`; memory also as
+// "predicted" beside "measured" in every result).
 #pragma once
 
 #include <nlohmann/json.hpp>
