@@ -8,6 +8,7 @@
 
 #include "engine/memory/tracking_allocator.h"
 #include "engine/train/trainer.h"
+#include "harness/resume_point.h"
 
 namespace shardbench {
 namespace {
@@ -63,6 +64,18 @@ void CheckpointHarness::save(EngineUnderTest& engine) {
   measures_.save_seconds = r.seconds;
   measures_.bytes_this_rank = static_cast<double>(r.bytes_this_rank);
   measures_.bytes_total = static_cast<double>(r.bytes_total);
+}
+
+void CheckpointHarness::resume_from(EngineUnderTest& engine, const CheckpointMeasures& saved,
+                                    std::vector<checkpoint::PieceDigest> digests_at_save) {
+  const auto kind = checkpoint::ParseStateDictKind(kind_name_);
+  checkpoint::StateDictTarget target = engine.state_dict_target();
+  if (kind == checkpoint::StateDictKind::kAdapter) target.optimizer = nullptr;
+  if (comm_) comm_->set_stats_paused(true);  // the load's traffic is no step's
+  checkpoint::LoadStateDict(kind, target, dir_);
+  if (comm_) comm_->set_stats_paused(false);
+  measures_ = saved;
+  at_save_ = std::move(digests_at_save);
 }
 
 void CheckpointHarness::remember_final(EngineUnderTest& engine) {
@@ -134,7 +147,10 @@ std::vector<Check> CheckpointHarness::run_checks(const std::vector<double>& run_
 void CheckpointHarness::finish() {
   if (!enabled()) return;
   if (comm_) comm_->barrier();  // every rank is done reading
-  if ((!comm_ || comm_->rank() == 0) && !s_.checkpoint.keep) std::filesystem::remove_all(dir_);
+  if (!comm_ || comm_->rank() == 0) {
+    if (!s_.checkpoint.keep) std::filesystem::remove_all(dir_);
+    std::filesystem::remove_all(ResumeDir(dir_));
+  }
 }
 
 }  // namespace shardbench

@@ -43,12 +43,18 @@ class CheckpointHarness {
   int64_t save_after() const { return save_after_; }
   // Collective. Digests this rank's state first when a check will compare against it.
   void save(EngineUnderTest& engine);
+  // Collective: a restarted job continues from the checkpoint an earlier attempt saved
+  // (harness/resume_point.h): loads it into `engine` (strict) and takes over that save's
+  // figures and digests, as if this run had saved it.
+  void resume_from(EngineUnderTest& engine, const CheckpointMeasures& saved,
+                   std::vector<checkpoint::PieceDigest> digests_at_save);
+  const std::vector<checkpoint::PieceDigest>& digests_at_save() const { return at_save_; }
   // Collective-free: the uninterrupted run's final state, for the resume check.
   void remember_final(EngineUnderTest& engine);
   // Collective: the checks the scenario asks for (rank 0's copy is the verdict). Builds a fresh
   // model and engine, loads the checkpoint into it, compares, then trains the remaining steps.
   std::vector<Check> run_checks(const std::vector<double>& run_losses, const RunRecipe& recipe);
-  // Collective; removes the checkpoint unless checkpoint.keep.
+  // Collective; removes the checkpoint unless checkpoint.keep, and its resume point always.
   void finish();
   const CheckpointMeasures& measures() const { return measures_; }
   // The tracked-memory figures of the steps before the save (whose peaks the save reset), to

@@ -72,6 +72,10 @@ std::vector<double> RankRecord::pack() const {
 
 RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
   RankRecord r(steps);
+  if (p.size() != r.pack().size()) {
+    throw std::invalid_argument("a rank record of " + std::to_string(steps) + " steps packs " +
+                                std::to_string(r.pack().size()) + " values, not " + std::to_string(p.size()));
+  }
   size_t i = 0;
   for (auto series : kSeries) {
     for (auto& x : r.*series) x = p[i++];
@@ -82,6 +86,28 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
     i += size;
   }
   return r;
+}
+
+void JoinEarlierWindow(RankRecord& now, const RankRecord& before) {
+  for (size_t i = 0; i < kCollectives; ++i) {
+    now.comm_counts[i] += before.comm_counts[i];
+    now.comm_bytes[i] += before.comm_bytes[i];
+    now.comm_seconds[i] += before.comm_seconds[i];
+  }
+  for (size_t c = 0; c < kCategories; ++c) {
+    now.engine_peak[c] = std::max(now.engine_peak[c], before.engine_peak[c]);
+    now.tracked_peak_by[c] = std::max(now.tracked_peak_by[c], before.tracked_peak_by[c]);
+  }
+  if (before.tracked_peak > now.tracked_peak) {
+    now.tracked_peak = before.tracked_peak;
+    now.tracked_at_peak = before.tracked_at_peak;
+  }
+  for (double RankRecord::*peak : {&RankRecord::device_allocated_peak, &RankRecord::device_reserved_peak,
+                                   &RankRecord::device_active_peak}) {
+    now.*peak = std::max(now.*peak, before.*peak);
+  }
+  if (before.device_alloc_retries > 0) now.device_alloc_retries += before.device_alloc_retries;
+  if (before.device_ooms > 0) now.device_ooms += before.device_ooms;
 }
 
 std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communicator* comm) {

@@ -64,6 +64,12 @@ struct RankRecord {
   static RankRecord Unpack(const std::vector<double>& packed, int64_t steps);
 };
 
+// A restarted job's resumed run (harness/resume_point.h) measured only the steps after its
+// checkpoint; when the measured window began before that checkpoint, the earlier attempt's
+// part of it (`before`, recorded at the save) joins in: collective counts, bytes and seconds
+// add up, peaks take the larger.
+void JoinEarlierWindow(RankRecord& now, const RankRecord& before);
+
 // All ranks' records, in rank order (just `local` when comm is null).
 std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communicator* comm);
 

@@ -24,6 +24,7 @@
 #include "harness/model_source.h"
 #include "harness/rank_record.h"
 #include "harness/reference_parity.h"
+#include "harness/resume_point.h"
 #include "reporters/provenance.h"
 #include "reporters/steady_state.h"
 #include "harness/scenario/scenario_model.h"
@@ -77,9 +78,12 @@ class RankRun {
 
  private:
   std::vector<model::Batch> micro_batches(int64_t step);
+  int64_t resume_after_restart();
+  void save_checkpoint(int64_t steps_done);
+  RankRecord measured_so_far() const;
   void start_measured_window();
   void record_step(int64_t step, const train::StepTimes& t);
-  void record_device_memory();
+  void record_device_memory(RankRecord& rec) const;
   std::vector<Metric> metrics(const std::vector<RankRecord>& all, const RunResult& r);
   std::vector<Check> checks(const std::vector<RankRecord>& all, const std::optional<Check>& parity);
 
@@ -102,6 +106,8 @@ class RankRun {
   std::unique_ptr<CheckpointHarness> checkpoint_;
   std::unique_ptr<RankRecord> rec_;
   std::unique_ptr<profile::KernelTrace> kernel_trace_;
+  int64_t resumed_from_ = 0;                 // steps an earlier attempt took (restarted job)
+  std::unique_ptr<RankRecord> earlier_;      // that attempt's record of them, at its save
   // check_checkpoint
   std::vector<Check> checkpoint_checks_;
 };
@@ -166,20 +172,22 @@ std::vector<model::Batch> RankRun::micro_batches(int64_t step) {
 }
 
 void RankRun::train() {
-  trainer_ = std::make_unique<train::Trainer>(*built_.model, engine_->optimizer(), comm_.get(), engine_->sync(),
-                                              TrainerOptionsFor(s_));
   data_ = ScenarioData(s_, built_.model->config().vocab_size);
   const int64_t total = s_.total_steps();
   checkpoint_ = std::make_unique<CheckpointHarness>(s_, options_.checkpoint_dir, comm_.get());
   rec_ = std::make_unique<RankRecord>(total);
   rec_->init_peak_bytes = init_peak_;  // everything before step 1
-  for (int64_t step = 0; step < total; ++step) {
-    if (step == s_.train.warmup_steps) start_measured_window();
+  const int64_t first = resume_after_restart();
+  train::TrainerOptions trainer_options = TrainerOptionsFor(s_);
+  trainer_options.first_step = first;
+  trainer_ = std::make_unique<train::Trainer>(*built_.model, engine_->optimizer(), comm_.get(), engine_->sync(),
+                                              trainer_options);
+  // Resumed past the warmup, the window opens at the first step this attempt takes.
+  const int64_t window = std::max(first, s_.train.warmup_steps);
+  for (int64_t step = first; step < total; ++step) {
+    if (step == window) start_measured_window();
     record_step(step, trainer_->step(micro_batches(step)));
-    if (checkpoint_->saves_after(step + 1)) {
-      checkpoint_->save(*engine_);  // between steps, outside their timers
-      if (kernel_trace_) kernel_trace_->collect();  // the save's kernels belong to no step
-    }
+    if (checkpoint_->saves_after(step + 1)) save_checkpoint(step + 1);
   }
   checkpoint_->remember_final(*engine_);
   if (kernel_trace_ && kernel_trace_->dropped() > 0) {
@@ -187,6 +195,67 @@ void RankRun::train() {
                      " kernel records (buffers full); the overlap figures would be wrong");
   }
   kernel_trace_.reset();
+}
+
+// A job torchrun restarted (TORCHELASTIC_RESTART_COUNT > 0) continues this instance from the
+// checkpoint an earlier attempt saved, when every rank has its resume point for this very
+// scenario and the checkpoint holds optimizer state; otherwise it starts at step 1. Returns the
+// steps already taken. Collective.
+int64_t RankRun::resume_after_restart() {
+  if (env_.restart_count == 0 || !checkpoint_->enabled() || s_.checkpoint.type == "adapter") return 0;
+  std::optional<ResumePoint> point = ReadResumePoint(options_.checkpoint_dir, env_.rank);
+  const std::string resolved = YAML::Dump(ScenarioToYaml(s_));
+  const bool usable = point && point->scenario == resolved && point->steps_done == checkpoint_->save_after() &&
+                      point->record.size() == rec_->pack().size();
+  // Every rank resumes, or none does.
+  double usable_ranks = usable ? 1.0 : 0.0;
+  if (comm_) {
+    at::Tensor t = at::tensor({usable_ranks}, at::kDouble).to(comm_->device());
+    comm_->all_reduce(t);
+    usable_ranks = t.cpu().item<double>();
+  }
+  if (usable_ranks != env_.world_size) return 0;
+  checkpoint_->resume_from(*engine_, point->save, point->digests);
+  earlier_ = std::make_unique<RankRecord>(RankRecord::Unpack(point->record, s_.total_steps()));
+  resumed_from_ = point->steps_done;
+  for (int64_t step = 0; step < resumed_from_; ++step) {  // the steps taken before: as measured then
+    for (auto series : {&RankRecord::step_seconds, &RankRecord::optimizer_seconds, &RankRecord::grad_sync_seconds,
+                        &RankRecord::loss, &RankRecord::comm_wait_seconds, &RankRecord::kernel_comm_seconds,
+                        &RankRecord::kernel_exposed_seconds, &RankRecord::kernel_compute_seconds}) {
+      ((*rec_).*series)[step] = ((*earlier_).*series)[step];
+    }
+  }
+  rec_->time_to_first_step = earlier_->time_to_first_step;
+  if (env_.rank == 0) {
+    std::printf("   resumed after step %lld from the %s checkpoint an earlier attempt saved (restart %d)\n",
+                static_cast<long long>(resumed_from_), s_.checkpoint.type.c_str(), env_.restart_count);
+    std::fflush(stdout);
+  }
+  return resumed_from_;
+}
+
+// Between steps, outside their timers; then this rank's resume point beside it.
+void RankRun::save_checkpoint(int64_t steps_done) {
+  const RankRecord so_far = measured_so_far();  // before the save moves any peak
+  checkpoint_->save(*engine_);
+  if (kernel_trace_) kernel_trace_->collect();  // the save's kernels belong to no step
+  WriteResumePoint(options_.checkpoint_dir, env_.rank,
+                   {YAML::Dump(ScenarioToYaml(s_)), steps_done, so_far.pack(), checkpoint_->measures(),
+                    checkpoint_->digests_at_save()});
+}
+
+// This rank's record with the measured window's counts and peaks as they stand now.
+RankRecord RankRun::measured_so_far() const {
+  RankRecord r = *rec_;
+  if (comm_) r.set_comm(comm_->stats());
+  const memory::MemoryRecord mem = engine_->memory();
+  r.engine_peak.assign(mem.peak.bytes.begin(), mem.peak.bytes.end());
+  const memory::MemoryStats tracked = memory::Snapshot();
+  r.tracked_peak = static_cast<double>(tracked.peak);
+  r.tracked_at_peak.assign(tracked.at_peak.bytes.begin(), tracked.at_peak.bytes.end());
+  r.tracked_peak_by.assign(tracked.by_category.peak.bytes.begin(), tracked.by_category.peak.bytes.end());
+  record_device_memory(r);
+  return r;
 }
 
 // Counts and peaks cover the measured steps only.
@@ -248,18 +317,20 @@ void RankRun::measure() {
   rec.tracked_peak = static_cast<double>(tracked.peak);
   rec.tracked_at_peak.assign(tracked.at_peak.bytes.begin(), tracked.at_peak.bytes.end());
   rec.tracked_peak_by.assign(tracked.by_category.peak.bytes.begin(), tracked.by_category.peak.bytes.end());
-  record_device_memory();
+  record_device_memory(rec);
+  // Resumed after a checkpoint saved inside the measured window: the earlier attempt's part of it.
+  if (earlier_ && resumed_from_ > s_.train.warmup_steps) JoinEarlierWindow(rec, *earlier_);
   if (s_.checks.learning) after_ = engine_->fingerprints();
 }
 
-void RankRun::record_device_memory() {
+void RankRun::record_device_memory(RankRecord& rec) const {
   if (!device_.is_cuda()) return;
   if (const auto d = memory::ReadDeviceMemory(device_.index())) {
-    rec_->device_allocated_peak = static_cast<double>(d->allocated_peak);
-    rec_->device_reserved_peak = static_cast<double>(d->reserved_peak);
-    rec_->device_active_peak = static_cast<double>(d->active_peak);
-    rec_->device_alloc_retries = static_cast<double>(d->alloc_retries);
-    rec_->device_ooms = static_cast<double>(d->ooms);
+    rec.device_allocated_peak = static_cast<double>(d->allocated_peak);
+    rec.device_reserved_peak = static_cast<double>(d->reserved_peak);
+    rec.device_active_peak = static_cast<double>(d->active_peak);
+    rec.device_alloc_retries = static_cast<double>(d->alloc_retries);
+    rec.device_ooms = static_cast<double>(d->ooms);
   }
 }
 
@@ -303,6 +374,7 @@ std::optional<RunResult> RankRun::assemble() {
   r.memory = BuildMemory(all);
   r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s_, 0), ToJson(r)["memory"][0]);
   r.checks = checks(all, parity);
+  if (resumed_from_ > 0) r.resumed_from_step = resumed_from_;
   r.status = "ok";
   for (const auto& c : r.checks) {
     if (!c.passed) {

@@ -74,6 +74,9 @@ nlohmann::json MergeRepetitions(const std::vector<nlohmann::json>& reps) {
     merged["steady_state_step"] = steady;
     merged["measured_from_step"] = latest_from;
   }
+  for (const auto& rep : reps) {  // a restarted job continued one of them from its checkpoint
+    if (rep.contains("resumed_from_step")) merged["resumed_from_step"] = rep["resumed_from_step"];
+  }
   return merged;
 }
 

@@ -128,6 +128,7 @@ StoredResult Read(const nlohmann::json& document, const std::string& file, const
   if (auto v = root.Optional("per_rank_steps")) out.per_rank_steps = ReadRankSteps(*v);
   if (auto v = root.Optional("steady_state_step")) out.steady_state_step = v->NonNegativeInteger();
   if (auto v = root.Optional("measured_from_step")) out.measured_from_step = v->NonNegativeInteger();
+  if (auto v = root.Optional("resumed_from_step")) out.resumed_from_step = v->NonNegativeInteger();
   if (auto v = root.Optional("repetitions")) out.repetitions = v->NonNegativeInteger();
   if (auto v = root.Optional("loss_by_repetition")) {
     out.loss_by_repetition.emplace();
@@ -186,6 +187,7 @@ RunResult ReadRunResult(const nlohmann::json& document, const std::string& file)
   }
   r.steady_state_step = s.steady_state_step;
   r.measured_from_step = s.measured_from_step;
+  r.resumed_from_step = s.resumed_from_step;
   r.memory_model = s.memory_model;
   return r;
 }

@@ -59,6 +59,7 @@ struct StoredResult {
   nlohmann::json memory_model;  // object or null
   std::optional<RankSteps> per_rank_steps;
   std::optional<int64_t> steady_state_step, measured_from_step, repetitions;
+  std::optional<int64_t> resumed_from_step;  // a restarted job continued the run from its checkpoint
   std::optional<std::vector<std::vector<double>>> loss_by_repetition;
   std::optional<std::vector<std::optional<RankSteps>>> per_rank_steps_by_repetition;  // null: a launch without
   std::optional<std::vector<int64_t>> measured_from_step_by_repetition;

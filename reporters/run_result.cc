@@ -59,6 +59,7 @@ nlohmann::json ToJson(const RunResult& r) {
   }
   if (r.steady_state_step) out["steady_state_step"] = *r.steady_state_step;
   if (r.measured_from_step) out["measured_from_step"] = *r.measured_from_step;
+  if (r.resumed_from_step) out["resumed_from_step"] = *r.resumed_from_step;
   return out;
 }
 

@@ -59,6 +59,9 @@ struct RunResult {
   // Where the slowest rank's step times settle (reporters/steady_state.h), and the first step
   // the step-time metrics sample (train.warmup_steps, or the steady state for warmup auto).
   std::optional<int64_t> steady_state_step, measured_from_step;
+  // A restarted job (torchrun --max-restarts) continued this run from the checkpoint an earlier
+  // attempt saved after this many steps; the steps before were measured by that attempt.
+  std::optional<int64_t> resumed_from_step;
   nlohmann::json memory_model;  // predicted beside measured (rank 0), or null
 };
 

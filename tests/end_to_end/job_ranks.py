@@ -119,33 +119,56 @@ if "rank 1: failpoint rank1_fails" not in index["instances"][0]["message"]:
     fail(f"the failed instance's message does not name rank 1: {index['instances'][0]['message']}")
 print("rank 1 failing an instance: error for the instance on every rank, the next one green")
 
-# (5) torchrun --max-restarts 1: rank 1's process dies in the second instance of the first
-# attempt; the restart keeps the first instance (finished) and runs the second again.
+# (5) torchrun --max-restarts 1: rank 1's process dies in the second step of the third
+# instance, after that instance saved its checkpoint (after step 1). The restart keeps the
+# instances finished before (not run again) and continues the third from its checkpoint: its
+# losses and exact metrics (counts and bytes included: the measured window began before the
+# save) equal the same instance run without the loss, and its checks are green.
 suite = os.path.join(out, "restart.yaml")
+SAVES = '["engine=per_param", "checkpoint.type=sharded", "checkpoint.save_step=1", "train.warmup_steps=0", ' \
+        '"checks.state_dict_roundtrip=true", "checks.resume=true"'
 with open(suite, "w") as f:
     f.write(f"""name: restart
-description: rank 1 is lost once in the second instance
+description: rank 1 is lost once, after the third instance saved its checkpoint
 runs:
   - scenario: {SMOKE}
     name: first
     why: finished before the loss, kept by the restart
   - scenario: {SMOKE}
-    name: second
-    overrides: ["failpoints=[rank1_lost_once]"]
-    why: rank 1's process exits in the first attempt; the restart runs it again
+    name: uninterrupted
+    overrides: {SAVES}]
+    why: the reference for the resumed instance
+  - scenario: {SMOKE}
+    name: resumed
+    overrides: {SAVES}, "failpoints=[rank1_lost_once]"]
+    why: rank 1's process exits in the first attempt after the save; the restart continues from it
 """)
 job = os.path.join(out, "restart")
 run = subprocess.run([python, "-m", "torch.distributed.run", "--no-python", "--nproc-per-node", "2", "--max-restarts", "1",
                       "--master-addr", "127.0.0.1", "--master-port", str(free_port()), binary, "run", suite, "--out", job,
-                      *SHORT], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+                      "train.steps=3"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
 index = json.load(open(os.path.join(job, "index.json")))
 colours = {i["name"]: i["colour"] for i in index["instances"]}
-if run.returncode != 0 or colours != {"first": "green", "second": "green"}:
+if run.returncode != 0 or colours != {"first": "green", "uninterrupted": "green", "resumed": "green"}:
     fail(f"torchrun --max-restarts 1 exited {run.returncode}, colours {colours}:\n{run.stdout[-3000:]}")
 # torchrun's agent stops the other ranks as soon as rank 1's process exits, and restarts all.
 if run.stdout.count("== first") != 2 or "== first: finished by an earlier attempt, kept" not in run.stdout:
     fail(f"no restart that kept 'first' in the output:\n{run.stdout[-3000:]}")
-print("torchrun --max-restarts 1: rank 1 lost once, the restart kept 'first' and finished 'second'")
+if "resumed after step 1 from the sharded checkpoint an earlier attempt saved (restart 1)" not in run.stdout:
+    fail(f"the restart did not continue 'resumed' from its checkpoint:\n{run.stdout[-3000:]}")
+view = exact_view(job)
+resumed_result = json.load(open(os.path.join(job, index["instances"][2]["file"])))
+if resumed_result.get("resumed_from_step") != 1:
+    fail(f"resumed_from_step is {resumed_result.get('resumed_from_step')}, not 1")
+if view["resumed"] != view["uninterrupted"]:
+    diff = {m: (view["uninterrupted"]["exact"].get(m), v) for m, v in view["resumed"]["exact"].items()
+            if view["uninterrupted"]["exact"].get(m) != v}
+    fail(f"the resumed instance differs from the uninterrupted one: losses {view['resumed']['loss']} vs "
+         f"{view['uninterrupted']['loss']}; exact metrics {diff}")
+if os.path.exists(os.path.join(job, "resumed", "rep0", "checkpoint.resume")):
+    fail("the resume point outlived its instance")
+print(f"torchrun --max-restarts 1: rank 1 lost once; the restart kept 'first' and continued 'resumed' from its "
+      f"step-1 checkpoint: losses and {len(view['resumed']['exact'])} exact metrics equal to the uninterrupted run")
 
 # (6) A rank killed mid-run: its peer ends with exit 3 naming it, within timeout + 10 s.
 timeout_s = 20
