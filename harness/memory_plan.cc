@@ -29,6 +29,7 @@ memory::MemoryModelInput LayoutInput(const Scenario& s, int rank) {
     in.checkpoint = std::make_shared<const checkpoint::HfCheckpoint>(checkpoint::HfCheckpoint::Open(s.model));
   }
   in.param_dtype = MixedPrecisionFor(s).param_dtype;
+  in.activation_checkpointing = s.activation_checkpointing;
   return in;
 }
 

@@ -16,13 +16,17 @@ namespace {
 // before and after rotary, repeated k/v, attention output, o_proj input) and 4
 // intermediate-sized ones (gate, up, silu, product); the head keeps 2 hidden-sized tensors and
 // 3 vocab-sized ones (logits, log-softmax, its gradient). An estimate, not a count of every
-// temporary: results show it beside the allocator's measured activations peak.
+// temporary: results show it beside the allocator's measured activations peak. With activation
+// checkpointing every layer keeps only its input, and one layer's activations exist again
+// while its backward recomputes them.
 int64_t ActivationBytes(const MemoryModelInput& in, int64_t compute_element_size) {
   const auto& c = in.config;
   const int64_t tokens = in.batch_size * in.seq_len;
   const int64_t per_layer = 12 * c.hidden_size + 4 * c.intermediate_size;
   const int64_t head = 2 * c.hidden_size + 3 * c.vocab_size;
-  return tokens * (c.num_hidden_layers * per_layer + head) * compute_element_size;
+  const int64_t layers = in.activation_checkpointing ? c.num_hidden_layers * c.hidden_size + per_layer
+                                                     : c.num_hidden_layers * per_layer;
+  return tokens * (layers + head) * compute_element_size;
 }
 
 int64_t StoredSize(const at::Tensor& t) { return static_cast<int64_t>(t.element_size()); }

@@ -36,6 +36,8 @@ struct MemoryModelInput {
   // Mixed precision: every param gathered (and activations computed) in param_dtype; unset,
   // each param is gathered in its stored dtype.
   std::optional<c10::ScalarType> param_dtype;
+  // Each decoder layer recomputed in backward: it keeps only its input between forward and backward.
+  bool activation_checkpointing = false;
 };
 
 // The memory record a rank will have: held params_sharded, grads and optim_state between steps;

@@ -11,23 +11,12 @@
 set -euo pipefail
 bin=$1 python=$2 src=$3 out=$4
 rm -rf "$out" && mkdir -p "$out"
-if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+source "$src/scripts/netns-nodes.sh"
+if ! netns_nodes_possible; then
   echo "SKIP: needs root and iproute2 (ip netns)"; exit 77
 fi
 tag=$$
-ns=(sbn0_$tag sbn1_$tag)
-addr=(10.213.0.1 10.213.0.2)
-cleanup() { for n in "${ns[@]}"; do ip netns del "$n" 2>/dev/null || true; done; }
-trap cleanup EXIT
-for i in 0 1; do ip netns add "${ns[$i]}"; done
-ip link add sbv0_$tag type veth peer name sbv1_$tag
-for i in 0 1; do
-  ip link set sbv${i}_$tag netns "${ns[$i]}"
-  ip -n "${ns[$i]}" addr add "${addr[$i]}/24" dev sbv${i}_$tag
-  ip -n "${ns[$i]}" link set sbv${i}_$tag up
-  ip -n "${ns[$i]}" link set lo up
-done
-on() { local i=$1; shift; ip netns exec "${ns[$i]}" "$@"; }
+netns_nodes_up $tag
 short=(train.steps=3 train.warmup_steps=1)
 same() { "$python" "$src/tests/end_to_end/same_exact.py" "$out/one_node" "$1" || { tail -20 "$1".log* 2>/dev/null; exit 1; }; }
 all_ok() { local p; for p in "$@"; do wait "$p" || return 1; done; }
