@@ -15,7 +15,8 @@ constexpr size_t kCategories = memory::kCategories;
 // Per-step series, one entry per step (warmup included).
 constexpr std::vector<double> RankRecord::*kSeries[] = {
     &RankRecord::step_seconds,        &RankRecord::optimizer_seconds,      &RankRecord::grad_sync_seconds,
-    &RankRecord::loss,                &RankRecord::comm_wait_seconds,      &RankRecord::kernel_comm_seconds,
+    &RankRecord::loss,                &RankRecord::local_loss,             &RankRecord::comm_wait_seconds,
+    &RankRecord::kernel_comm_seconds,
     &RankRecord::kernel_exposed_seconds, &RankRecord::kernel_compute_seconds};
 
 // One number per rank: every field the metric table names, then the ones only the memory

@@ -23,9 +23,11 @@ inline constexpr std::array<c10::ScalarType, 3> kStorageDtypes{c10::kFloat, c10:
 
 struct RankRecord {
   explicit RankRecord(int64_t steps)
-      : step_seconds(steps), optimizer_seconds(steps), grad_sync_seconds(steps), loss(steps), comm_wait_seconds(steps),
+      : step_seconds(steps), optimizer_seconds(steps), grad_sync_seconds(steps), loss(steps), local_loss(steps),
+        comm_wait_seconds(steps),
         kernel_comm_seconds(steps, -1), kernel_exposed_seconds(steps, -1), kernel_compute_seconds(steps, -1) {}
   std::vector<double> step_seconds, optimizer_seconds, grad_sync_seconds, loss;
+  std::vector<double> local_loss;  // this rank's own loss per step (the finite check names ranks by it)
   // Per step, the part of step_seconds this rank sat blocked in collectives (StepTimes::comm_wait).
   std::vector<double> comm_wait_seconds;
   // Per step from the kernel trace (engine/profile/kernel_overlap.h; -1: not traced): time some

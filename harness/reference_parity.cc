@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "harness/scenario/scenario_model.h"
@@ -34,10 +35,16 @@ Check LossParityCheck(const Scenario& s, const std::vector<double>& engine_loss)
   const int64_t global_batch = s.train.batch_size * s.train.grad_accumulation * s.world_size;
   const int64_t judged = std::min<int64_t>(s.checks.loss_parity_steps, static_cast<int64_t>(engine_loss.size()));
   double worst = 0, worst_all = 0;
-  int64_t worst_step = 0;
+  int64_t worst_step = 0, both_diverged_from = -1;
   for (int64_t step = 0; step < static_cast<int64_t>(engine_loss.size()); ++step) {
     const double ref = trainer.step(data->batch(step, 0, global_batch)).loss;
-    const double rel = std::abs(engine_loss[step] - ref) / std::max(std::abs(ref), 1e-12);
+    const double e = engine_loss[step];
+    // A step where one side diverged is as far apart as can be; where both did alike, they agree.
+    const bool finite = std::isfinite(e) && std::isfinite(ref);
+    const bool same_divergence = (std::isnan(e) && std::isnan(ref)) || e == ref;
+    const double rel = finite ? std::abs(e - ref) / std::max(std::abs(ref), 1e-12)
+                              : (same_divergence ? 0.0 : std::numeric_limits<double>::infinity());
+    if (!finite && same_divergence && both_diverged_from < 0) both_diverged_from = step;
     worst_all = std::max(worst_all, rel);
     if (step < judged && rel > worst) {
       worst = rel;
@@ -48,6 +55,7 @@ Check LossParityCheck(const Scenario& s, const std::vector<double>& engine_loss)
   detail << "max relative loss difference " << worst << " at step " << worst_step << " over the first " << judged
          << " steps (tolerance " << s.checks.loss_rtol << "); " << worst_all << " over all " << engine_loss.size()
          << " (reference: one process, global batch " << global_batch << ")";
+  if (both_diverged_from >= 0) detail << "; both diverged alike from step " << both_diverged_from;
   return {"loss_parity", worst <= s.checks.loss_rtol, detail.str()};
 }
 

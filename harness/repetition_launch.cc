@@ -88,13 +88,6 @@ std::string Timestamp() {
   return buf;
 }
 
-std::string SafeName(const std::string& name) {
-  std::string out;
-  for (char c : name) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '=' || c == '_') ? c : '_';
-  while (!out.empty() && out.back() == '_') out.pop_back();
-  return out;
-}
-
 int RunAsRank(const Scenario& s, const comm::RankEnv& env, const std::string& out_dir,
               const std::function<void(const StepProgress&)>& on_step, c10::intrusive_ptr<c10d::Store> store) {
   RunnerOptions opts;

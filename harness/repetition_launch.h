@@ -8,14 +8,13 @@
 
 #include "engine/comm/rendezvous.h"
 #include "harness/scenario_runner.h"
+#include "harness/output_dir.h"  // SafeName
 #include "harness/scenario/scenario.h"
 
 namespace shardbench {
 
 // "20261202-101500" (UTC), for run ids and default results directories.
 std::string Timestamp();
-// "lora_blowup[use_orig_params=true,wrap_policy=lora_separate]" -> a file name.
-std::string SafeName(const std::string& name);
 
 // Runs this rank and, on rank 0, writes out_dir/result.json. Returns 0, or 1 when a check failed.
 // `store`: the job's store under this repetition's prefix (harness/job_rank.h); null: a fresh

@@ -12,6 +12,7 @@
 #include "engine/common/error.h"
 #include "harness/job_rank.h"
 #include "harness/node_launch.h"
+#include "harness/output_dir.h"
 #include "harness/repetition_launch.h"
 #include "harness/suite.h"
 #include "reporters/adaptive_repetitions.h"
@@ -256,6 +257,18 @@ int RunTargetAsJobRank(const RunRequest& request, const comm::RankEnv& env, cons
   }
   job.AgreeOnPlan(names, resolved);
   const std::string out_dir = job.Broadcast("out_dir", DefaultOutDir(request, t));
+  // Rank 0 writes the directory and holds its lock; every rank learns whether it got it.
+  std::unique_ptr<OutputDirLock> lock;
+  std::string refusal;
+  if (job.writer()) {
+    try {
+      lock = std::make_unique<OutputDirLock>(out_dir);
+    } catch (const InputError& e) {
+      refusal = e.what();
+    }
+  }
+  refusal = job.Broadcast("out_lock", refusal);
+  if (!refusal.empty()) throw InputError(refusal);
   job.CheckSharedDirectory(out_dir);
   const Finished earlier = FinishedEarlier(job, out_dir);
   int decisions = 0;
@@ -280,7 +293,9 @@ int RunTarget(const RunRequest& request, const RunDisplay& display, const std::s
                                   return LaunchRepetition(s, rep_dir, self_exe, request.quiet, OnStep(request, display));
                                 },
                                 [](bool stop) { return stop; }, true};
-  return RunInstances(t, DefaultOutDir(request, t), repetitions, request, display);
+  const std::string out_dir = DefaultOutDir(request, t);
+  const OutputDirLock lock(out_dir);
+  return RunInstances(t, out_dir, repetitions, request, display);
 }
 
 }  // namespace shardbench

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 
@@ -59,6 +60,28 @@ Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair
              std::to_string(unchanged_trainable) + ", frozen changed: " + std::to_string(changed_frozen) +
              (example.empty() ? "" : " (e.g. " + example + ")");
   return c;
+}
+
+// Divergence is a result: the first step whose loss is NaN or infinite, on which ranks (each
+// rank's own loss names the ones that diverged; the global loss is their mean, so all see it).
+// A non-finite gradient shows here one step later, in the loss of the weights it updated.
+Check FiniteCheck(const std::vector<RankRecord>& all) {
+  const std::vector<double>& loss = all[0].loss;
+  for (size_t step = 0; step < loss.size(); ++step) {
+    std::string ranks;
+    for (size_t r = 0; r < all.size(); ++r) {
+      if (!std::isfinite(all[r].local_loss[step])) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    }
+    if (std::isfinite(loss[step]) && ranks.empty()) continue;
+    char value[32];
+    std::snprintf(value, sizeof(value), "%g", loss[step]);
+    return {"finite", false,
+            "the loss became " + std::string(value) + " at step " + std::to_string(step) + " of " +
+                std::to_string(loss.size()) + " (counting from 0; " +
+                (ranks.empty() ? "every rank's own loss finite" : "rank(s) " + ranks + " diverged") +
+                "): the run diverged (learning rate, data or a numerics bug)"};
+  }
+  return {"finite", true, "every step's loss finite on every rank (" + std::to_string(loss.size()) + " steps)"};
 }
 
 // One scenario instance on one rank, phase by phase (RunScenarioRank below reads them in
@@ -220,7 +243,7 @@ int64_t RankRun::resume_after_restart() {
   resumed_from_ = point->steps_done;
   for (int64_t step = 0; step < resumed_from_; ++step) {  // the steps taken before: as measured then
     for (auto series : {&RankRecord::step_seconds, &RankRecord::optimizer_seconds, &RankRecord::grad_sync_seconds,
-                        &RankRecord::loss, &RankRecord::comm_wait_seconds, &RankRecord::kernel_comm_seconds,
+                        &RankRecord::loss, &RankRecord::local_loss, &RankRecord::comm_wait_seconds, &RankRecord::kernel_comm_seconds,
                         &RankRecord::kernel_exposed_seconds, &RankRecord::kernel_compute_seconds}) {
       ((*rec_).*series)[step] = ((*earlier_).*series)[step];
     }
@@ -284,6 +307,7 @@ void RankRun::record_step(int64_t step, const train::StepTimes& t) {
   rec.grad_sync_seconds[step] = t.grad_sync;
   rec.comm_wait_seconds[step] = t.comm_wait;
   rec.loss[step] = t.loss;
+  rec.local_loss[step] = t.local_loss;
   if (options_.on_step && env_.rank == 0) {
     const int64_t tokens = s_.train.batch_size * s_.train.grad_accumulation * s_.train.seq_len * env_.world_size;
     options_.on_step({step + 1, s_.total_steps(), step < s_.train.warmup_steps, t.loss,
@@ -407,7 +431,7 @@ std::vector<Metric> RankRun::metrics(const std::vector<RankRecord>& all, const R
 }
 
 std::vector<Check> RankRun::checks(const std::vector<RankRecord>& all, const std::optional<Check>& parity) {
-  std::vector<Check> out;
+  std::vector<Check> out{FiniteCheck(all)};
   if (s_.checks.learning) out.push_back(LearningCheck(rec_->loss, engine_->trainable(), before_, after_));
   if (s_.checks.frozen_dtype) out.push_back(FrozenDtypeCheck(*built_.model, built_.loaded));
   if (parity) out.push_back(*parity);

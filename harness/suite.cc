@@ -7,6 +7,7 @@
 
 #include "engine/common/error.h"
 #include "engine/common/yaml_location.h"
+#include "harness/output_dir.h"
 #include "harness/scenario/scenario_matrix.h"
 #include "harness/scenario/scenario_parser.h"
 
@@ -47,6 +48,7 @@ Suite LoadSuiteFile(const std::string& path) {
   for (const auto& entry : root["runs"]) {
     if (!entry.IsMap() || !entry["scenario"]) throw InputError(YamlLocation(path, entry) + ": each run needs 'scenario: FILE'");
     SuiteRun run;
+    run.where = YamlLocation(path, entry);
     for (const auto& kv : entry) {
       const std::string key = kv.first.as<std::string>();
       const std::string where = YamlLocation(path, kv.first);
@@ -65,6 +67,7 @@ Suite LoadSuiteFile(const std::string& path) {
           }
         } else if (key == "name") {
           run.name = kv.second.as<std::string>();
+          run.where = where + " (name)";
         } else if (key == "why") {
           run.why = kv.second.as<std::string>();
         } else {
@@ -97,6 +100,7 @@ std::vector<Job> ResolveTarget(const std::string& target, const std::vector<std:
     throw InputError("'" + target + "' is neither a file nor a shipped suite or scenario (see `shardbench list`)");
   }
   std::vector<Job> jobs;
+  std::vector<std::pair<std::string, std::string>> names;  // instance, where it was declared
   if (IsSuiteFile(path)) {
     const Suite suite = LoadSuiteFile(path);
     if (title) *title = suite.name;
@@ -104,20 +108,20 @@ std::vector<Job> ResolveTarget(const std::string& target, const std::vector<std:
       std::vector<std::string> all = run.overrides;
       all.insert(all.end(), overrides.begin(), overrides.end());
       if (!run.name.empty()) all.insert(all.begin(), "name=" + run.name);
-      for (auto& s : LoadScenarioInstances(run.scenario_file, all)) jobs.push_back({s, run.repetitions, run.expect, run.why});
-    }
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      for (size_t j = 0; j < i; ++j) {
-        if (jobs[i].scenario.name == jobs[j].scenario.name) {
-          throw InputError(path + ": two runs are both named '" + jobs[i].scenario.name + "'; give one a 'name:'");
-        }
+      for (auto& s : LoadScenarioInstances(run.scenario_file, all)) {
+        names.emplace_back(s.name, run.where);
+        jobs.push_back({s, run.repetitions, run.expect, run.why});
       }
     }
   } else {
     auto instances = LoadScenarioInstances(path, overrides);
     if (title) *title = instances.front().base_name.empty() ? instances.front().name : instances.front().base_name;
-    for (auto& s : instances) jobs.push_back({s, 1, "green", ""});
+    for (auto& s : instances) {
+      names.emplace_back(s.name, path);
+      jobs.push_back({s, 1, "green", ""});
+    }
   }
+  CheckInstanceFileNames(names);  // each instance's files its own, under --out
   return jobs;
 }
 

@@ -20,6 +20,7 @@ struct SuiteRun {
   // refused (e.g. a combination PyTorch refuses too, reproduced with its message).
   std::string expect = "green";
   std::string why;  // what the case demonstrates (shown in reports)
+  std::string where;  // "suite.yaml:12", the entry's line, for errors about its instances
 };
 
 struct Suite {

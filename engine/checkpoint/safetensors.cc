@@ -277,8 +277,11 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "safetensors data is li
 class TempFile {
  public:
   explicit TempFile(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd_ < 0) throw InputError(path_ + ": cannot create: " + Errno());
+    // A leftover of an interrupted write goes first (unlink removes a planted link, not its
+    // target); O_EXCL | O_NOFOLLOW then create only a new file, never write through a link.
+    ::unlink(path_.c_str());
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd_ < 0) ThrowFileError(path_ + ": cannot create", errno);
   }
   ~TempFile() {
     if (fd_ >= 0) ::close(fd_);
@@ -292,7 +295,7 @@ class TempFile {
     while (n > 0) {
       ssize_t w = ::write(fd_, p, n);  // may be partial (signals, >2 GiB, file size limits)
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0) throw InputError(path_ + ": writing " + what + " failed: " + Errno());
+      if (w < 0) ThrowFileError(path_ + ": writing " + what + " failed", errno);
       p += w;
       n -= size_t(w);
     }
@@ -301,12 +304,12 @@ class TempFile {
   // fsync before rename so the name never points at data still in the page cache only; fsync
   // the directory after so the rename itself survives a power loss (best effort there).
   void CommitTo(const std::string& final_path) {
-    if (::fsync(fd_) != 0) throw InputError(path_ + ": fsync failed: " + Errno());
+    if (::fsync(fd_) != 0) ThrowFileError(path_ + ": fsync failed", errno);
     int fd = fd_;
     fd_ = -1;
-    if (::close(fd) != 0) throw InputError(path_ + ": close failed: " + Errno());
+    if (::close(fd) != 0) ThrowFileError(path_ + ": close failed", errno);
     if (::rename(path_.c_str(), final_path.c_str()) != 0) {
-      throw InputError(final_path + ": cannot rename " + path_ + " into place: " + Errno());
+      ThrowFileError(final_path + ": cannot rename " + path_ + " into place", errno);
     }
     committed_ = true;
     const size_t slash = final_path.rfind('/');

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,18 +56,30 @@ std::vector<std::string> BuildEnvironment(const LaunchSpec& spec, int rank, int 
   return out;
 }
 
-pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path) {
+// Test hook: SHARDBENCH_FAIL_SPAWN_OF_RANK=R makes the fork of rank R fail (EAGAIN), as a full
+// process table would; forks cannot be made to fail for root, whom CI runs as.
+bool SpawnFailureInjected(int rank) {
+  const char* at = std::getenv("SHARDBENCH_FAIL_SPAWN_OF_RANK");
+  return at && std::string(at) == std::to_string(rank);
+}
+
+pid_t Spawn(int rank, const std::vector<std::string>& argv, const std::vector<std::string>& env, const std::string& log_path) {
   std::vector<char*> cargv, cenv;
   for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
   cargv.push_back(nullptr);
   for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
   cenv.push_back(nullptr);
-  pid_t pid = fork();
+  const pid_t launcher = getpid();
+  pid_t pid = SpawnFailureInjected(rank) ? (errno = EAGAIN, -1) : fork();
   if (pid < 0) throw InfraError(std::string("launcher: fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     setpgid(0, 0);  // own process group: stopping a rank stops what it started too
+    // A rank dies with its launcher (kill -9 included: no handler of ours runs then), as
+    // TorchElastic's workers die with their agent. If the launcher is already gone, so are we.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != launcher) _exit(137);
     if (!log_path.empty()) {
-      int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);  // never through a planted link
       if (fd >= 0) {
         dup2(fd, STDOUT_FILENO);
         dup2(fd, STDERR_FILENO);
@@ -129,7 +142,15 @@ class RunningRanks {
       result_.ranks[r].rank = global;
       const bool to_file = !spec.log_dir.empty() && !(global == 0 && spec.rank0_to_terminal);
       const std::string log = to_file ? spec.log_dir + "/rank" + std::to_string(global) + ".log" : "";
-      pids_[r] = Spawn(spec.argv, BuildEnvironment(spec, r, port), log);
+      try {
+        pids_[r] = Spawn(global, spec.argv, BuildEnvironment(spec, r, port), log);
+      } catch (...) {  // a failed fork: the ranks already started would wait for it forever
+        for (int started = 0; started < r; ++started) {
+          kill(-pids_[started], SIGKILL);
+          waitpid(pids_[started], nullptr, 0);
+        }
+        throw;
+      }
       running_[r] = true;
     }
   }
@@ -139,18 +160,32 @@ class RunningRanks {
     return false;
   }
 
-  // A child ended: the first rank to fail on its own (not stopped by us) stops the others.
+  // A child ended, stopped or continued: the first rank to fail on its own (not stopped by us)
+  // stops the others. A rank that fails while another is stopped (a SIGSTOPped rank cannot
+  // answer, so its peers time out) is the stopped rank's consequence: that one is named.
   void reap(pid_t pid, int status) {
     for (int r = 0; r < spec_.nproc; ++r) {
       if (pids_[r] != pid || !running_[r]) continue;
-      running_[r] = false;
       RankExit& ex = result_.ranks[r];
+      if (WIFSTOPPED(status) || WIFCONTINUED(status)) {
+        ex.stop_signal = WIFSTOPPED(status) ? WSTOPSIG(status) : 0;
+        continue;
+      }
+      running_[r] = false;
       if (WIFEXITED(status)) ex.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) ex.signal = WTERMSIG(status);
       const bool failed = ex.signal != 0 || ex.exit_code != 0;
       if (failed && !ex.stopped_by_launcher && result_.failed_rank < 0 && !result_.timed_out) {
         result_.failed_rank = r;
         result_.message = Describe(ex);
+        for (int other = 0; other < spec_.nproc; ++other) {
+          const RankExit& o = result_.ranks[other];
+          if (other == r || !running_[other] || o.stop_signal == 0) continue;
+          result_.failed_rank = other;
+          result_.message = "rank " + std::to_string(o.rank) + " was stopped by signal " + std::to_string(o.stop_signal) +
+                            " (" + strsignal(o.stop_signal) + ") and answered no collective; " + result_.message;
+          break;
+        }
         stop_all();
       }
     }
@@ -221,7 +256,7 @@ LaunchResult LaunchLocalRanks(const LaunchSpec& spec) {
   RunningRanks ranks(spec, port);
   while (ranks.any_running()) {
     int status = 0;
-    const pid_t pid = waitpid(-1, &status, WNOHANG);
+    const pid_t pid = waitpid(-1, &status, WNOHANG | WUNTRACED | WCONTINUED);
     if (pid > 0) {
       ranks.reap(pid, status);
       continue;

@@ -41,6 +41,9 @@ struct RankExit {
   int exit_code = -1;  // valid when signal == 0
   int signal = 0;      // the signal that ended it, 0 if it exited
   bool stopped_by_launcher = false;
+  // A signal that stopped it (SIGSTOP, SIGTSTP; 0: not stopped) and was not followed by
+  // SIGCONT: a stopped rank answers no collective, so its peers time out, and it is the cause.
+  int stop_signal = 0;
 };
 
 struct LaunchResult {

@@ -1,6 +1,7 @@
 #include "engine/common/durable_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -13,31 +14,42 @@
 
 namespace shardbench {
 
+void ThrowFileError(const std::string& message, int error_number) {
+  const std::string text = message + ": " + std::strerror(error_number);
+  switch (error_number) {
+    case ENOSPC: case EDQUOT: case EIO: case ENOMEM: case EFBIG: throw InfraError(text);
+    default: throw InputError(text);
+  }
+}
+
 void WriteFileAtomically(const std::string& path, const std::string& content) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw InfraError("cannot write " + tmp + ": " + std::strerror(errno));
+  // A fresh name (O_EXCL: never a file or link already there, whoever planted it), beside the
+  // target so the rename stays in one filesystem; rename replaces a link at `path`, never follows it.
+  std::string tmp = path + ".tmp.XXXXXX";
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) ThrowFileError("cannot create a temporary file beside " + path, errno);
+  ::fchmod(fd, 0644);
   size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      const std::string why = std::strerror(errno);
+      const int why = n < 0 ? errno : EIO;
       ::close(fd);
-      std::remove(tmp.c_str());
-      throw InfraError("cannot write " + tmp + ": " + why);
+      ::unlink(tmp.c_str());
+      ThrowFileError("cannot write " + tmp, why);
     }
     done += static_cast<size_t>(n);
   }
   const bool synced = ::fsync(fd) == 0;
   ::close(fd);
   if (!synced || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw InfraError("cannot move " + tmp + " to " + path + ": " + why);
+    const int why = errno;
+    ::unlink(tmp.c_str());
+    ThrowFileError("cannot move " + tmp + " to " + path, why);
   }
   FsyncDirectory(target.has_parent_path() ? target.parent_path().string() : ".");
 }

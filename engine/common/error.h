@@ -35,4 +35,9 @@ class InfraError : public Error {
   explicit InfraError(const std::string& message) : Error(ExitCode::kInfra, message) {}
 };
 
+// A failed file operation by its errno: the machine's fault (disk full, quota, I/O error, out of
+// memory) is infrastructure; anything else (no such directory, permission, a planted link) is
+// the input's. `message` names the file and what was being done; strerror is appended.
+[[noreturn]] void ThrowFileError(const std::string& message, int error_number);
+
 }  // namespace shardbench

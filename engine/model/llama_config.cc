@@ -1,5 +1,7 @@
 #include "engine/model/llama_config.h"
 
+#include "engine/common/durable_file.h"
+
 #include <fstream>
 #include <map>
 
@@ -176,9 +178,7 @@ void WriteHfLlamaConfig(const LlamaConfig& c, const std::string& path) {
                       {"attention_bias", false},
                       {"mlp_bias", false},
                       {"torch_dtype", "float32"}};
-  std::ofstream out(path, std::ios::trunc);
-  out << j.dump(2) << "\n";
-  if (!out) throw InputError(path + ": cannot write config.json");
+  WriteFileAtomically(path, j.dump(2) + "\n");
 }
 
 }  // namespace shardbench::model

@@ -116,6 +116,7 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   // Reading the loss waits for the step's device work: the step time includes it (on a GPU the
   // optimizer's kernels would otherwise still be running when the timer stops).
   t.loss = global_loss.item<double>();
+  t.local_loss = loss_sum.item<double>() / static_cast<double>(micro_batches.size());
   t.seconds = Since(start);
   t.comm_wait = blocked();
   return t;

@@ -15,6 +15,7 @@ namespace shardbench::train {
 
 struct StepTimes {
   double loss = 0.0;  // mean over all ranks' tokens and micro-batches (global loss)
+  double local_loss = 0.0;  // this rank's part of it: which rank diverged first
   double seconds = 0.0;
   double forward_backward = 0.0;  // includes the communication an engine does inside backward
   double grad_sync = 0.0;         // after backward (all-reduce; finishing reduce-scatters)
