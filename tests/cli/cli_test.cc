@@ -148,9 +148,11 @@ TEST(Cli, SilentNoLearningIsRedWithExitOne) {
   EXPECT_EQ(c.exit_code, 1) << c.output;
   const auto r = Load(out + "/flat_lora.json");
   EXPECT_EQ(r["status"], "failed");
-  EXPECT_FALSE(r["checks"][0]["passed"].get<bool>());
-  EXPECT_NE(r["checks"][0]["detail"].get<std::string>().find("trainable unchanged: 28"), std::string::npos)
-      << r["checks"][0]["detail"];
+  ASSERT_EQ(r["checks"][1]["name"], "learning");  // after 'finite', which passes: nothing diverged
+  EXPECT_TRUE(r["checks"][0]["passed"].get<bool>()) << r["checks"][0];
+  EXPECT_FALSE(r["checks"][1]["passed"].get<bool>());
+  EXPECT_NE(r["checks"][1]["detail"].get<std::string>().find("trainable unchanged: 28"), std::string::npos)
+      << r["checks"][1]["detail"];
 }
 
 TEST(Cli, RunsFromAHuggingFaceCheckpointDirectory) {

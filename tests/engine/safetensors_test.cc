@@ -291,14 +291,22 @@ TEST_F(SafetensorsAtomicWrite, IoFailureMidWriteLeavesOldFileIntact) {
   WriteSafetensors(Path("a.safetensors"), {{"x", at::arange(8, at::kFloat)}});
   const std::string before = ReadBytes(Path("a.safetensors"));
   // A file-size limit makes write() fail with EFBIG after the temp file holds 64 KiB: a real
-  // I/O error halfway through the data, like a full disk.
+  // I/O error halfway through the data, like a full disk, and like it infrastructure (exit 3).
   struct rlimit old_limit {};
   ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
   auto old_handler = signal(SIGXFSZ, SIG_IGN);
   struct rlimit small = old_limit;
   small.rlim_cur = 64 << 10;
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
-  std::string msg = InputErrorOf([&] { WriteSafetensors(Path("a.safetensors"), {{"big", at::ones({1 << 20})}}); });
+  std::string msg;
+  try {
+    WriteSafetensors(Path("a.safetensors"), {{"big", at::ones({1 << 20})}});
+    ADD_FAILURE() << "a write past the file-size limit succeeded";
+  } catch (const InfraError& e) {
+    msg = e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected InfraError, got: " << e.what();
+  }
   setrlimit(RLIMIT_FSIZE, &old_limit);
   signal(SIGXFSZ, old_handler);
   EXPECT_CONTAINS(msg, "writing tensor 'big' failed");
