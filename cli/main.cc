@@ -45,11 +45,14 @@ Subcommand AddRun(CLI::App& app, const std::string& self_exe) {
   auto* cmd = app.add_subcommand("run", "Run a scenario across local ranks (or as one rank under torchrun/srun)");
   cmd->add_option("target", run->target, "Suite or scenario: a YAML file or a shipped name (see `list`)")->required();
   cmd->add_option("--nproc,--nproc-per-node", run->nproc, "Local ranks to spawn (default: the scenario's world_size)");
-  cmd->add_option("--nnodes", run->nnodes, "Nodes of the job, torchrun's way: each runs this command with its --node-rank");
-  cmd->add_option("--node-rank", run->node_rank, "This node's rank in 0..nnodes-1 (with --nnodes)");
+  cmd->add_option("--nnodes", run->nnodes, "Nodes of the job, torchrun's way: each runs this command with its --node-rank")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--node-rank", run->node_rank, "This node's rank in 0..nnodes-1 (with --nnodes)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--master-addr", run->master_addr, "With --nnodes: node 0's address, where rank 0 serves the store "
                                                      "(bound to it alone; 0.0.0.0 binds every address)");
-  cmd->add_option("--master-port", run->master_port, "With --nnodes: the store's port on --master-addr");
+  cmd->add_option("--master-port", run->master_port, "With --nnodes: the store's port on --master-addr")
+      ->check(CLI::Range(1, 65535));
   cmd->add_option("--out", run->out_dir, "Results directory (default: results/<name>-<timestamp>)");
   cmd->add_flag("--quiet", run->quiet, "No progress lines or summary");
   cmd->add_option("--repetitions", *repetitions, "Launch every instance N times (default: the suite's), or auto[:MAX] "
@@ -153,7 +156,8 @@ Subcommand AddPlan(CLI::App& app) {
                                          "scenario (allocates nothing); with --nodes, how it scales to 1024 GPUs");
   cmd->add_option("target", args->target, "Suite or scenario: a file or a shipped name")->required();
   cmd->add_option("overrides", args->overrides, "key=value overrides, e.g. model=llama2-70b world_size=8");
-  cmd->add_option("--nodes", scale->nodes, "Nodes of the cluster you plan for (marks its row; adds the scaling table)");
+  cmd->add_option("--nodes", scale->nodes, "Nodes of the cluster you plan for (marks its row; adds the scaling table)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--gpus-per-node", scale->links.gpus_per_node, "GPUs per node (default 8)")->check(CLI::PositiveNumber);
   cmd->add_option("--inter-node-gbps", scale->links.inter_node_gbps, "Network per GPU across nodes, Gb/s (default 400)")
       ->check(CLI::PositiveNumber);
@@ -183,6 +187,17 @@ int main(int argc, char** argv) {
       AddShrink(app, self_exe),
       AddBatches(app),
   };
+  // CLI11 reads an unknown first word as a missing subcommand; say which word it was.
+  std::string known;
+  bool found = false;
+  for (const Subcommand& s : subcommands) {
+    known += (known.empty() ? "" : ", ") + s.app->get_name();
+    found |= argc > 1 && s.app->get_name() == argv[1];
+  }
+  if (argc > 1 && argv[1][0] != '-' && !found) {
+    std::fprintf(stderr, "shardbench: unknown command '%s' (expected one of %s; see --help)\n", argv[1], known.c_str());
+    return static_cast<int>(ExitCode::kBadInput);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

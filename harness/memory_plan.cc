@@ -1,7 +1,11 @@
 #include "harness/memory_plan.h"
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 
+#include "engine/common/error.h"
 #include "engine/shard/mixed_precision.h"
 #include "harness/scenario/scenario_model.h"
 #include "harness/engine_setup.h"
@@ -71,6 +75,28 @@ nlohmann::json PredictedVsMeasured(const memory::MemoryPrediction& p, const nloh
           {"activations", peak(Category::kActivations, "allocator peak (activations), estimate")},
           {"total", row(p.total(), m["peak_allocated"].is_null() ? 0 : m["peak_allocated"].get<int64_t>(),
                         "allocator peak (all categories)")}};
+}
+
+void CheckFitsThisMachine(const Scenario& s, int ranks_here) {
+  if (s.backend != Backend::kGloo) return;
+  const model::LlamaConfig c = ScenarioModelConfig(s);
+  const double shards = s.engine == Engine::kReference ? 1.0 : static_cast<double>(s.world_size);
+  const double weights = 2.0 * static_cast<double>(c.parameter_count()) / shards;
+  const double tokens = static_cast<double>(s.train.batch_size) * static_cast<double>(s.train.seq_len);
+  const double activations =
+      2.0 * tokens * (static_cast<double>(c.num_hidden_layers) * c.hidden_size + 3.0 * c.vocab_size);
+  const double host = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  const double need = (weights + activations) * ranks_here;
+  if (need <= host) return;
+  char text[512];
+  std::snprintf(text, sizeof(text),
+                "%s: this run needs at least %.1f GiB per rank (weights %.1f GiB, activations %.1f GiB) x %d rank%s on "
+                "this machine = %.1f GiB, more than its %.1f GiB: shrink the model, train.batch_size or train.seq_len "
+                "(`shardbench plan` gives the full prediction)",
+                s.source.empty() ? s.name.c_str() : s.source.c_str(), (weights + activations) / (1 << 30),
+                weights / (1 << 30), activations / (1 << 30), ranks_here, ranks_here == 1 ? "" : "s",
+                need / (1 << 30), host / (1 << 30));
+  throw InputError(text);
 }
 
 }  // namespace shardbench

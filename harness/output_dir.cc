@@ -8,14 +8,17 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <thread>
 #include <unordered_map>
 
 #include "engine/common/error.h"
 
 namespace shardbench {
 
-OutputDirLock::OutputDirLock(const std::string& dir) {
+OutputDirLock::OutputDirLock(const std::string& dir, bool continuing) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) ThrowFileError("--out " + dir + ": cannot create the directory", ec.value());
@@ -34,6 +37,12 @@ OutputDirLock::OutputDirLock(const std::string& dir) {
     throw InputError("--out " + dir + " is in use by another shardbench run (PID " + pid +
                      "): give each run its own --out");
   }
+  if (!continuing && std::filesystem::exists(dir + "/index.json")) {
+    ::close(fd_);
+    fd_ = -1;
+    throw InputError("--out " + dir + " already holds a run (index.json): give this run a new directory, or remove "
+                     "that one first (`shardbench merge` pools runs)");
+  }
   const std::string me = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size())) {
     ThrowFileError("--out " + dir + ": cannot write its lock " + path, errno);
@@ -42,6 +51,24 @@ OutputDirLock::OutputDirLock(const std::string& dir) {
 
 OutputDirLock::~OutputDirLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the lock; the file stays (harmless, reused)
+}
+
+void CheckLocalRanks(int64_t ranks, const std::string& what) {
+  int64_t limit = std::max<int64_t>(8, 4 * static_cast<int64_t>(std::thread::hardware_concurrency()));
+  std::string why = "4 per core here";
+  if (const char* v = std::getenv("SHARDBENCH_MAX_LOCAL_RANKS"); v && *v) {
+    try {
+      limit = std::stoll(v);
+    } catch (const std::exception&) {
+      throw InputError("SHARDBENCH_MAX_LOCAL_RANKS='" + std::string(v) + "': expected a number of ranks");
+    }
+    why = "SHARDBENCH_MAX_LOCAL_RANKS";
+  }
+  if (ranks > limit) {
+    throw InputError(what + " asks for " + std::to_string(ranks) + " ranks on this machine; at most " +
+                     std::to_string(limit) + " (" + why + "; raise it with SHARDBENCH_MAX_LOCAL_RANKS, or spread "
+                     "the job over machines with --nnodes, torchrun or srun)");
+  }
 }
 
 std::string SafeName(const std::string& name) {

@@ -12,8 +12,10 @@ namespace shardbench {
 
 class OutputDirLock {
  public:
-  // Creates `dir` (0755) if needed and takes its lock; InputError when another run holds it.
-  explicit OutputDirLock(const std::string& dir);
+  // Creates `dir` (0755) if needed and takes its lock; InputError when another run holds it,
+  // or when `dir` already holds a run (index.json) and this is not that run continuing
+  // (`continuing`: a torchrun restart of the same job): a finished run is never overwritten.
+  explicit OutputDirLock(const std::string& dir, bool continuing = false);
   ~OutputDirLock();
   OutputDirLock(const OutputDirLock&) = delete;
   OutputDirLock& operator=(const OutputDirLock&) = delete;
@@ -31,5 +33,10 @@ std::string SafeName(const std::string& name);
 // and a_b both become a_b; two runs of one name). Each name comes with where it was declared
 // ("suite.yaml:12 (name)"), which the error names. Linear time.
 void CheckInstanceFileNames(const std::vector<std::pair<std::string, std::string>>& names_and_wheres);
+
+// The most ranks our launcher starts on one machine: 4 per core (at least 8), or
+// SHARDBENCH_MAX_LOCAL_RANKS. More would only thrash (or exhaust the process table); a larger
+// job belongs to torchrun/srun/--nnodes across machines. InputError naming `what` beyond it.
+void CheckLocalRanks(int64_t ranks, const std::string& what);
 
 }  // namespace shardbench

@@ -11,6 +11,7 @@
 #include "engine/comm/rendezvous.h"
 #include "engine/common/error.h"
 #include "harness/job_rank.h"
+#include "harness/memory_plan.h"
 #include "harness/node_launch.h"
 #include "harness/output_dir.h"
 #include "harness/repetition_launch.h"
@@ -163,8 +164,9 @@ struct ResolvedTarget {
 ResolvedTarget Resolve(const RunRequest& request, int world_size) {
   std::vector<std::string> overrides = request.overrides;
   if (world_size > 0) overrides.push_back("world_size=" + std::to_string(world_size));
-  if (request.repetitions < 0) {
-    throw InputError("--repetitions must be at least 1, got " + std::to_string(request.repetitions));
+  if (request.repetitions < 0 || request.repetitions > kMaxRepetitions) {
+    throw InputError("--repetitions must be from 1 to " + std::to_string(kMaxRepetitions) + ", got " +
+                     std::to_string(request.repetitions));
   }
   ResolvedTarget t;
   t.jobs = ResolveTarget(request.target, overrides, &t.title);
@@ -262,7 +264,7 @@ int RunTargetAsJobRank(const RunRequest& request, const comm::RankEnv& env, cons
   std::string refusal;
   if (job.writer()) {
     try {
-      lock = std::make_unique<OutputDirLock>(out_dir);
+      lock = std::make_unique<OutputDirLock>(out_dir, job.env().restart_count > 0);
     } catch (const InputError& e) {
       refusal = e.what();
     }
@@ -289,6 +291,10 @@ int RunTarget(const RunRequest& request, const RunDisplay& display, const std::s
   if (WantsNodeLaunch(request)) return LaunchNodeRanks(request, self_exe);
   if (request.nproc < 0) throw InputError("--nproc must be at least 1, got " + std::to_string(request.nproc));
   ResolvedTarget t = Resolve(request, request.nproc);
+  for (const Job& job : t.jobs) {
+    CheckLocalRanks(job.scenario.world_size, "instance '" + job.scenario.name + "' (world_size)");
+    CheckFitsThisMachine(job.scenario, job.scenario.world_size);
+  }
   const Repetitions repetitions{[&](const Scenario& s, const std::string& rep_dir) {
                                   return LaunchRepetition(s, rep_dir, self_exe, request.quiet, OnStep(request, display));
                                 },

@@ -140,6 +140,7 @@ void RankRun::setup() {
     throw InputError("scenario '" + s_.name + "' asks for world_size " + std::to_string(s_.world_size) +
                      " but this job has " + std::to_string(env_.world_size) + " ranks (WORLD_SIZE)");
   }
+  CheckFitsThisMachine(s_, std::max(1, env_.local_world_size));  // before anything is allocated
   memory::InstallTrackingAllocator();
   // A job's rank runs many instances in one process: each one's peaks start from here.
   memory::ResetPeaks();

@@ -36,11 +36,17 @@ Suite LoadSuiteFile(const std::string& path) {
   Suite suite;
   suite.source = path;
   suite.name = fs::path(path).stem().string();
+  if (!root.IsMap()) throw InputError(path + ": a suite is a mapping with name, description and runs");
   for (const auto& kv : root) {
-    const std::string key = kv.first.as<std::string>();
-    if (key == "name") suite.name = kv.second.as<std::string>();
-    else if (key == "description") suite.description = kv.second.as<std::string>();
-    else if (key != "runs") throw InputError(YamlLocation(path, kv.first) + ": unknown suite key '" + key + "' (expected name, description, runs)");
+    const std::string where = YamlLocation(path, kv.first);
+    if (!kv.first.IsScalar()) throw InputError(where + ": a key must be a plain word, not a list or mapping");
+    const std::string key = kv.first.Scalar();
+    if ((key == "name" || key == "description") && !kv.second.IsScalar()) {
+      throw InputError(where + ": suite '" + key + "' must be a string");
+    }
+    if (key == "name") suite.name = kv.second.Scalar();
+    else if (key == "description") suite.description = kv.second.Scalar();
+    else if (key != "runs") throw InputError(where + ": unknown suite key '" + key + "' (expected name, description, runs)");
   }
   if (!root["runs"].IsSequence() || root["runs"].size() == 0) {
     throw InputError(YamlLocation(path, root["runs"]) + ": 'runs' must be a non-empty list");
@@ -50,14 +56,17 @@ Suite LoadSuiteFile(const std::string& path) {
     SuiteRun run;
     run.where = YamlLocation(path, entry);
     for (const auto& kv : entry) {
-      const std::string key = kv.first.as<std::string>();
       const std::string where = YamlLocation(path, kv.first);
+      if (!kv.first.IsScalar()) throw InputError(where + ": a key must be a plain word, not a list or mapping");
+      const std::string key = kv.first.Scalar();
       try {
         if (key == "scenario") {
           run.scenario_file = (fs::path(path).parent_path() / kv.second.as<std::string>()).lexically_normal().string();
         } else if (key == "repetitions") {
           run.repetitions = kv.second.as<int>();
-          if (run.repetitions < 1) throw InputError(where + ": 'repetitions' must be >= 1");
+          if (run.repetitions < 1 || run.repetitions > kMaxRepetitions) {
+            throw InputError(where + ": 'repetitions' must be from 1 to " + std::to_string(kMaxRepetitions));
+          }
         } else if (key == "overrides") {
           run.overrides = kv.second.as<std::vector<std::string>>();
         } else if (key == "expect") {

@@ -11,6 +11,9 @@
 
 namespace shardbench {
 
+// Launches of one instance, at most: more is a typo (a nightly takes 5-20).
+inline constexpr int kMaxRepetitions = 10000;
+
 struct SuiteRun {
   std::string scenario_file;  // resolved path
   std::string name;           // optional: replaces the scenario's name (instances stay "name[...]")

@@ -199,6 +199,12 @@ std::vector<IndexEntry> ReadIndex(const nlohmann::json& index, const std::string
     auto text = [&](const char* key) { return e.OptionalNonNull(key) ? std::optional<std::string>(e.Required(key).String()) : std::nullopt; };
     entry.name = text("name");
     entry.file = text("file");
+    // An index names files beside it; a path that leaves its directory is not one of ours.
+    if (entry.file && (entry.file->empty() || entry.file->find('/') != std::string::npos || *entry.file == "." ||
+                       *entry.file == "..")) {
+      throw InputError(file + ": instance " + (entry.name ? "'" + *entry.name + "'" : "entry") + ": field 'file' '" +
+                       *entry.file + "' is not a file name beside the index");
+    }
     entry.status = text("status");
     entry.message = text("message");
     entry.expect = text("expect");

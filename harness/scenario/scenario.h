@@ -65,6 +65,11 @@ struct OptimizerConfig {
   optim::AdamWImpl impl = optim::AdamWImpl::kForLoop;
 };
 
+// Limits past which a value is a typo, not a job: 65,536 ranks (torchtitan's largest published
+// runs are far below), a week per collective and launch.
+inline constexpr int kMaxWorldSize = 65536;
+inline constexpr double kMaxTimeoutS = 7 * 24 * 3600.0;
+
 // A checkpoint saved during the run (engine/checkpoint/state_dict.h for the kinds).
 struct CheckpointConfig {
   std::string type = "none";  // none | full | sharded | local | adapter
@@ -171,9 +176,9 @@ struct Scenario {
   PeerConfig peer;
   // Known breakages to inject (engine/common/failpoints.h); empty in any honest run.
   std::vector<std::string> failpoints;
-  int world_size = 1;
+  int world_size = 1;  // at most kMaxWorldSize
   Backend backend = Backend::kGloo;  // gloo (CPU tensors) | nccl (one GPU per rank)
-  double timeout_s = 300.0;          // rendezvous, each collective, and the whole launch
+  double timeout_s = 300.0;          // rendezvous, each collective, and the whole launch; at most kMaxTimeoutS
   std::vector<std::string> overrides;  // key=value applied, in order (provenance)
   // For an instance of a matrix: the base name and this instance's axis values, in axis order
   // (key -> value as written). `name` is then "base[leaf=value,...]".

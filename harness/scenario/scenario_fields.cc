@@ -1,10 +1,12 @@
 #include "harness/scenario/scenario_fields.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 
 #include "engine/common/failpoints.h"
+#include "engine/model/llama_config.h"
 #include "engine/shard/mixed_precision.h"
 
 namespace shardbench {
@@ -21,15 +23,16 @@ T ReadScalar(const YAML::Node& n, const std::string& expected) {
   }
 }
 
-int64_t ReadInt(const YAML::Node& n, int64_t min, const std::string& expected) {
+int64_t ReadInt(const YAML::Node& n, int64_t min, int64_t max, const std::string& expected) {
   auto v = ReadScalar<int64_t>(n, expected);
-  if (v < min) throw std::invalid_argument("expected " + expected + ", got " + std::to_string(v));
+  if (v < min || v > max) throw std::invalid_argument("expected " + expected + ", got " + std::to_string(v));
   return v;
 }
 
-double ReadDouble(const YAML::Node& n, double min_exclusive, const std::string& expected) {
+// Finite numbers only: no field means anything by infinity or NaN.
+double ReadDouble(const YAML::Node& n, double min_exclusive, double max, const std::string& expected) {
   auto v = ReadScalar<double>(n, expected);
-  if (!(v > min_exclusive)) throw std::invalid_argument("expected " + expected + ", got " + n.Scalar());
+  if (!(v > min_exclusive) || !(v <= max)) throw std::invalid_argument("expected " + expected + ", got " + n.Scalar());
   return v;
 }
 
@@ -57,17 +60,24 @@ YAML::Node Node(const T& v) {
 
 // Field constructors: key, what is expected, and a reference accessor.
 template <typename Access>
-ScenarioField IntField(std::string key, int64_t min, Access access) {
-  std::string expected = "an integer >= " + std::to_string(min);
+ScenarioField IntField(std::string key, int64_t min, Access access,
+                       int64_t max = std::numeric_limits<int32_t>::max()) {
+  // Counts and sizes beyond 2^31 mean a typo, not a scenario (and would overflow the products
+  // of shapes); a field that needs more says so.
+  using T = std::decay_t<decltype(access(std::declval<Scenario&>()))>;
+  max = std::min<int64_t>(max, static_cast<int64_t>(std::min<uint64_t>(std::numeric_limits<T>::max(), INT64_MAX)));
+  std::string expected = "an integer from " + std::to_string(min) + " to " + std::to_string(max);
   return {key, expected,
-          [=](Scenario& s, const YAML::Node& n) { access(s) = static_cast<std::decay_t<decltype(access(s))>>(ReadInt(n, min, expected)); },
+          [=](Scenario& s, const YAML::Node& n) { access(s) = static_cast<T>(ReadInt(n, min, max, expected)); },
           [=](const Scenario& s) { return Node(access(const_cast<Scenario&>(s))); }};
 }
 
 template <typename Access>
-ScenarioField DoubleField(std::string key, double min_exclusive, Access access) {
-  std::string expected = "a number > " + YAML::Node(min_exclusive).Scalar();
-  return {key, expected, [=](Scenario& s, const YAML::Node& n) { access(s) = ReadDouble(n, min_exclusive, expected); },
+ScenarioField DoubleField(std::string key, double min_exclusive, Access access,
+                          double max = std::numeric_limits<double>::max()) {
+  std::string expected = "a finite number > " + YAML::Node(min_exclusive).Scalar() +
+                         (max < std::numeric_limits<double>::max() ? " and <= " + YAML::Node(max).Scalar() : "");
+  return {key, expected, [=](Scenario& s, const YAML::Node& n) { access(s) = ReadDouble(n, min_exclusive, max, expected); },
           [=](const Scenario& s) { return Node(access(const_cast<Scenario&>(s))); }};
 }
 
@@ -113,7 +123,13 @@ const std::vector<c10::ScalarType> kComputeDtypes = {c10::ScalarType::Float, c10
 std::vector<ScenarioField> BuildFields() {
   return {
       StringField("name", [](Scenario& s) -> std::string& { return s.name; }),
-      StringField("model", [](Scenario& s) -> std::string& { return s.model; }),
+      {"model", "a named config or a Hugging Face checkpoint directory",
+       [](Scenario& s, const YAML::Node& n) {
+         s.model = ReadScalar<std::string>(n, "a named config or a Hugging Face checkpoint directory");
+         // Named here, at its line: a directory is read (and checked) when the model is built.
+         if (!std::filesystem::is_directory(s.model)) model::NamedLlamaConfig(s.model);
+       },
+       [](const Scenario& s) { return Node(s.model); }},
       IntField("model_shape.num_hidden_layers", 0, [](Scenario& s) -> int64_t& { return s.model_shape.num_hidden_layers; }),
       IntField("model_shape.hidden_size", 0, [](Scenario& s) -> int64_t& { return s.model_shape.hidden_size; }),
       IntField("model_shape.intermediate_size", 0, [](Scenario& s) -> int64_t& { return s.model_shape.intermediate_size; }),
@@ -158,7 +174,7 @@ std::vector<ScenarioField> BuildFields() {
       {"train.warmup_steps", "an integer >= 0 or auto",
        [](Scenario& s, const YAML::Node& n) {
          s.train.warmup_auto = n.IsScalar() && n.Scalar() == "auto";
-         s.train.warmup_steps = s.train.warmup_auto ? kAutoWarmupSteps : ReadInt(n, 0, "an integer >= 0 or auto");
+         s.train.warmup_steps = s.train.warmup_auto ? kAutoWarmupSteps : ReadInt(n, 0, std::numeric_limits<int32_t>::max(), "an integer >= 0 or auto");
        },
        [](const Scenario& s) { return s.train.warmup_auto ? Node(std::string("auto")) : Node(s.train.warmup_steps); }},
       DoubleField("train.lr", 0.0, [](Scenario& s) -> double& { return s.train.lr; }),
@@ -168,7 +184,7 @@ std::vector<ScenarioField> BuildFields() {
       IntField("train.lr_warmup_steps", 0, [](Scenario& s) -> int64_t& { return s.train.lr_warmup_steps; }),
       DoubleField("train.min_lr_ratio", -1e-300, [](Scenario& s) -> double& { return s.train.min_lr_ratio; }),
       BoolField("train.no_decay_on_norms", [](Scenario& s) -> bool& { return s.train.no_decay_on_norms; }),
-      IntField("train.seed", 0, [](Scenario& s) -> uint64_t& { return s.train.seed; }),
+      IntField("train.seed", 0, [](Scenario& s) -> uint64_t& { return s.train.seed; }, INT64_MAX),
       ChoiceField("data.source", {"synthetic", "tokens"}, [](Scenario& s) -> std::string& { return s.data.source; }),
       StringField("data.path", [](Scenario& s) -> std::string& { return s.data.path; }),
       ChoiceField("data.token_dtype", {"uint16", "uint32"}, [](Scenario& s) -> std::string& { return s.data.token_dtype; }),
@@ -192,9 +208,9 @@ std::vector<ScenarioField> BuildFields() {
          ValidateFailpoints(s.failpoints, "failpoints");
        },
        [](const Scenario& s) { return Node(s.failpoints); }},
-      IntField("world_size", 1, [](Scenario& s) -> int& { return s.world_size; }),
+      IntField("world_size", 1, [](Scenario& s) -> int& { return s.world_size; }, kMaxWorldSize),
       TypedChoiceField("backend", std::vector<Backend>{Backend::kGloo, Backend::kNccl}, BackendName, [](Scenario& s) -> Backend& { return s.backend; }),
-      DoubleField("timeout_s", 0.0, [](Scenario& s) -> double& { return s.timeout_s; }),
+      DoubleField("timeout_s", 0.0, [](Scenario& s) -> double& { return s.timeout_s; }, kMaxTimeoutS),
   };
 }
 

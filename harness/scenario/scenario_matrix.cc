@@ -1,5 +1,6 @@
 #include "harness/scenario/scenario_matrix.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <yaml-cpp/yaml.h>
@@ -79,22 +80,27 @@ std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::
   if (!root.IsMap()) throw InputError(path + ": expected a mapping of scenario keys at the top level");
   YAML::Node matrix = root["matrix"], exclude = root["exclude"];
   if (!matrix && exclude) throw InputError(YamlLocation(path, exclude) + ": 'exclude' without a 'matrix'");
-  YAML::Node base = YAML::Clone(root);
-  base.remove("matrix");
-  base.remove("exclude");
-  // A name override renames the base; the matrix coordinates are still appended to it.
+  // The file's own nodes throughout (a clone would lose their lines for error messages).
+  std::string renamed;  // a name override renames the base; matrix coordinates are still appended
   std::vector<std::string> rest;
   for (const auto& o : overrides) {
     if (o.rfind("name=", 0) == 0) {
-      base["name"] = o.substr(5);
+      renamed = o.substr(5);
     } else {
       rest.push_back(o);
     }
   }
-  if (!matrix) return {ParseScenario(base, path, rest)};
+  if (!matrix) return {ParseScenario(root, path, rest, {}, renamed)};
 
   std::vector<Axis> axes = ReadAxes(matrix, path);
   if (exclude) CheckExclude(exclude, axes, path);
+  // Counted before a single instance is built: a matrix of millions is a typo, not a plan.
+  size_t points = 1;
+  for (const auto& axis : axes) points = std::min(points * axis.values.size(), kMaxMatrixInstances + 1);
+  if (points > kMaxMatrixInstances) {
+    throw InputError(YamlLocation(path, matrix) + ": 'matrix' spans more than " + std::to_string(kMaxMatrixInstances) +
+                     " instances (before exclude), the most one scenario may: split it into several scenarios or suites");
+  }
   // An override of an axis pins it to that one value: the instances it would have repeated
   // under the other values' names collapse into one.
   for (const auto& o : rest) {
@@ -110,38 +116,24 @@ std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::
       axis.values = {value.IsNull() ? YAML::Node(o.substr(eq + 1)) : value};
     }
   }
-  const std::string base_name = base["name"] ? base["name"].as<std::string>() : std::filesystem::path(path).stem().string();
+  const std::string base_name = !renamed.empty() ? renamed
+                                : root["name"] && root["name"].IsScalar() ? root["name"].Scalar()
+                                                                          : std::filesystem::path(path).stem().string();
   std::vector<Scenario> out;
   std::vector<size_t> point(axes.size(), 0);
   while (true) {
     if (!exclude || !Excluded(exclude, axes, point)) {
-      YAML::Node instance = YAML::Clone(base);
       std::string name = base_name + "[";
+      AxisValues values;
       std::vector<std::pair<std::string, std::string>> coords;
       for (size_t a = 0; a < axes.size(); ++a) {
-        // Set the axis value inside the nested map, as if the file had said it.
-        std::string key = axes[a].key;
-        size_t dot;
-        std::vector<std::string> parts;
-        while ((dot = key.find('.')) != std::string::npos) {
-          parts.push_back(key.substr(0, dot));
-          key = key.substr(dot + 1);
-        }
-        // yaml-cpp: `node = other` writes through to what node refers to; reset() rebinds.
-        YAML::Node section;
-        section.reset(instance);
-        for (const auto& part : parts) {
-          if (!section[part] || !section[part].IsMap()) section[part] = YAML::Node(YAML::NodeType::Map);
-          YAML::Node next = section[part];
-          section.reset(next);
-        }
-        section[key] = axes[a].values[point[a]];
-        const std::string value = ScalarText(axes[a].values[point[a]]);
+        const YAML::Node& v = axes[a].values[point[a]];
+        values.emplace_back(axes[a].key, v);
+        const std::string value = ScalarText(v);
         name += (a ? "," : "") + Leaf(axes[a].key) + "=" + value;
         coords.push_back({axes[a].key, value});
       }
-      instance["name"] = name + "]";
-      Scenario s = ParseScenario(instance, path, rest);
+      Scenario s = ParseScenario(root, path, rest, values, name + "]");
       s.base_name = base_name;
       s.matrix = coords;
       out.push_back(s);

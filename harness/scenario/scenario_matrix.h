@@ -4,12 +4,17 @@
 // Values are applied after the file's own keys and before command-line overrides.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #include "harness/scenario/scenario.h"
 
 namespace shardbench {
+
+// The most instances one scenario's matrix may span (counted before `exclude`), so that a
+// typo cannot ask for millions; each instance is parsed once (linear in their number).
+inline constexpr size_t kMaxMatrixInstances = 10000;
 
 // Every instance of the file (one if it has no matrix), fully resolved and validated.
 std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::vector<std::string>& overrides = {});

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "engine/common/error.h"
 #include "engine/comm/create_communicator.h"
@@ -27,14 +29,18 @@ void SetField(Scenario& s, const ScenarioField& field, const YAML::Node& value, 
     field.set(s, value);
   } catch (const std::invalid_argument& e) {
     throw InputError(where + ": key '" + field.key + "': " + e.what());
+  } catch (const InputError& e) {  // a setter's own check (failpoint names): still at this line
+    throw InputError(where + ": key '" + field.key + "': " + e.what());
   }
 }
 
 void Walk(Scenario& s, const YAML::Node& map, const std::string& prefix, const std::string& source) {
   for (const auto& kv : map) {
-    const std::string key = kv.first.as<std::string>();
-    const std::string path = prefix.empty() ? key : prefix + "." + key;
     const std::string where = YamlLocation(source, kv.first);
+    if (!kv.first.IsScalar()) throw InputError(where + ": a key must be a plain word, not a list or mapping");
+    const std::string key = kv.first.Scalar();
+    if (prefix.empty() && (key == "matrix" || key == "exclude")) continue;  // harness/scenario/scenario_matrix.cc
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
     if (const ScenarioField* field = FindScenarioField(path)) {
       SetField(s, *field, kv.second, where);
     } else if (IsSection(path)) {
@@ -67,24 +73,61 @@ void ApplyOverride(Scenario& s, const std::string& kv) {
   s.overrides.push_back(kv);
 }
 
-Scenario ParseScenario(const YAML::Node& root, const std::string& source, const std::vector<std::string>& overrides) {
+Scenario ParseScenario(const YAML::Node& root, const std::string& source, const std::vector<std::string>& overrides,
+                       const AxisValues& point, const std::string& name) {
   Scenario s;
   s.source = source;
   if (!root.IsMap()) throw InputError(source + ": expected a mapping of scenario keys at the top level");
   Walk(s, root, "", source);
   if (!root["name"] && !source.empty()) s.name = std::filesystem::path(source).stem().string();
+  for (const auto& [key, value] : point) {
+    SetField(s, *FindScenarioField(key), value, YamlLocation(source, value) + " (matrix)");
+  }
+  if (!name.empty()) s.name = name;
   for (const auto& o : overrides) ApplyOverride(s, o);
   ValidateScenario(s);
   return s;
 }
 
+namespace {
+
+// YAML says a mapping's keys are unique; yaml-cpp keeps both and lookups see one. A second
+// `engine:` is a mistake whichever one wins, so it is refused with both lines. A collection met
+// again through an alias (the same position in the file) is not walked twice, so an alias bomb
+// costs its size in the file, not its expansion.
+void RefuseDuplicateKeys(const YAML::Node& node, const std::string& path, std::set<int>& seen, int depth) {
+  if (depth > 64) throw InputError(YamlLocation(path, node) + ": nested more than 64 levels deep");
+  if ((node.IsMap() || node.IsSequence()) && !seen.insert(node.Mark().pos).second) return;
+  if (node.IsMap()) {
+    std::map<std::string, YAML::Node> keys;
+    for (const auto& kv : node) {
+      if (kv.first.IsScalar()) {
+        auto [it, fresh] = keys.emplace(kv.first.Scalar(), kv.first);
+        if (!fresh) {
+          throw InputError(YamlLocation(path, kv.first) + ": key '" + kv.first.Scalar() + "' given twice (also at line " +
+                           std::to_string(it->second.Mark().line + 1) + ")");
+        }
+      }
+      RefuseDuplicateKeys(kv.second, path, seen, depth + 1);
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& item : node) RefuseDuplicateKeys(item, path, seen, depth + 1);
+  }
+}
+
+}  // namespace
+
 YAML::Node LoadYamlFile(const std::string& path, const std::string& what) {
   if (!std::filesystem::is_regular_file(path)) throw InputError(path + ": no such " + what + " file");
+  YAML::Node root;
   try {
-    return YAML::LoadFile(path);
+    root = YAML::LoadFile(path);
   } catch (const YAML::Exception& e) {
     throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }
+  std::set<int> seen;
+  RefuseDuplicateKeys(root, path, seen, 0);
+  return root;
 }
 
 Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string>& overrides) {
@@ -145,6 +188,10 @@ void ValidateScenario(const Scenario& s) {
     if (s.data.path.empty()) throw InputError(src + ": data.source=tokens needs data.path (a flat binary file of token ids)");
     if (::access(s.data.path.c_str(), R_OK) != 0) {
       throw InputError(src + ": data.path '" + s.data.path + "' cannot be read (relative paths are from the working directory)");
+    }
+    if (!std::filesystem::is_regular_file(s.data.path)) {
+      throw InputError(src + ": data.path '" + s.data.path + "' is not a regular file (a directory, FIFO or device " +
+                       "would never read as a fixed list of token ids)");
     }
   } else if (!s.data.path.empty()) {
     throw InputError(src + ": data.path is read only with data.source=tokens (data.source is " + s.data.source + ")");

@@ -16,8 +16,14 @@ namespace shardbench {
 YAML::Node LoadYamlFile(const std::string& path, const std::string& what = "scenario");
 
 Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string>& overrides = {});
+// A matrix point: axis key -> its value's node in the file (so errors name its line).
+using AxisValues = std::vector<std::pair<std::string, YAML::Node>>;
+// The file's keys (the top-level `matrix` and `exclude` are the matrix's: skipped here), then a
+// matrix point's values, then `name` (when not empty), then the overrides; then validated.
+// Every error names the file and the real line of the key or value at fault.
 Scenario ParseScenario(const YAML::Node& root, const std::string& source,
-                       const std::vector<std::string>& overrides = {});
+                       const std::vector<std::string>& overrides = {}, const AxisValues& point = {},
+                       const std::string& name = "");
 // Applies one "key=value"; the value is read as YAML (so lists work: lora.targets=[q_proj,k_proj]).
 void ApplyOverride(Scenario& s, const std::string& key_equals_value);
 // The fully resolved scenario, every field, as YAML (what `shardbench show` prints).

@@ -54,9 +54,9 @@ TEST(Scenario, UnknownKeyNamesFileLineAndNearestKey) {
 TEST(Scenario, WrongTypeSaysWhatWasExpected) {
   const std::string path = Write("types", "train:\n  steps: many\n");
   EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(path); }),
-            path + ":2: key 'train.steps': expected an integer >= 1, got 'many'");
+            path + ":2: key 'train.steps': expected an integer from 1 to 2147483647, got 'many'");
   const std::string neg = Write("neg", "world_size: 0\n");
-  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(neg); }), neg + ":1: key 'world_size': expected an integer >= 1, got 0");
+  EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(neg); }), neg + ":1: key 'world_size': expected an integer from 1 to 65536, got 0");
   const std::string choice = Write("choice", "engine: fsdp3\n");
   EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(choice); }),
             choice + ":1: key 'engine': expected one of reference, flat, per_param, torch_fsdp1, torch_fsdp2, got 'fsdp3'");

@@ -14,6 +14,7 @@ Exits non-zero with a message on the first failure.
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -26,6 +27,7 @@ from transformers import LlamaForCausalLM
 def run(shardbench: str, out: str, *overrides: str) -> str:
     cmd = [shardbench, "run", "smoke", "--quiet", "--out", out, "engine=flat", "checkpoint.keep=true",
            "train.steps=3", "train.warmup_steps=1", *overrides]
+    shutil.rmtree(out, ignore_errors=True)  # a run directory is never reused
     subprocess.run(cmd, check=True)
     checkpoint = os.path.join(out, "smoke", "rep0", "checkpoint")
     if not os.path.isfile(os.path.join(checkpoint, "manifest.json")):
