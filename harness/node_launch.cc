@@ -1,7 +1,5 @@
 #include "harness/node_launch.h"
 
-#include "harness/output_dir.h"
-
 #include <cstdio>
 #include <cstdlib>
 
@@ -69,7 +67,7 @@ int LaunchNodeRanks(const RunRequest& request, const std::string& self_exe) {
                      std::to_string(spec.nnodes));
   }
   if (spec.nproc < 1) throw InputError("--nnodes needs --nproc-per-node M (ranks on each node)");
-  CheckLocalRanks(spec.nproc, "--nproc-per-node");
+  comm::CheckLocalRanks(spec.nproc, "--nproc-per-node");
   if (spec.nnodes > 1 && (spec.master_addr.empty() || spec.master_port == 0)) {
     throw InputError("--nnodes " + std::to_string(spec.nnodes) +
                      " needs --master-addr (node 0's address, reachable from every node) and --master-port");

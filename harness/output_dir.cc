@@ -8,10 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <thread>
 #include <unordered_map>
 
 #include "engine/common/error.h"
@@ -51,24 +48,6 @@ OutputDirLock::OutputDirLock(const std::string& dir, bool continuing) {
 
 OutputDirLock::~OutputDirLock() {
   if (fd_ >= 0) ::close(fd_);  // closing releases the lock; the file stays (harmless, reused)
-}
-
-void CheckLocalRanks(int64_t ranks, const std::string& what) {
-  int64_t limit = std::max<int64_t>(8, 4 * static_cast<int64_t>(std::thread::hardware_concurrency()));
-  std::string why = "4 per core here";
-  if (const char* v = std::getenv("SHARDBENCH_MAX_LOCAL_RANKS"); v && *v) {
-    try {
-      limit = std::stoll(v);
-    } catch (const std::exception&) {
-      throw InputError("SHARDBENCH_MAX_LOCAL_RANKS='" + std::string(v) + "': expected a number of ranks");
-    }
-    why = "SHARDBENCH_MAX_LOCAL_RANKS";
-  }
-  if (ranks > limit) {
-    throw InputError(what + " asks for " + std::to_string(ranks) + " ranks on this machine; at most " +
-                     std::to_string(limit) + " (" + why + "; raise it with SHARDBENCH_MAX_LOCAL_RANKS, or spread "
-                     "the job over machines with --nnodes, torchrun or srun)");
-  }
 }
 
 std::string SafeName(const std::string& name) {

@@ -34,9 +34,4 @@ std::string SafeName(const std::string& name);
 // ("suite.yaml:12 (name)"), which the error names. Linear time.
 void CheckInstanceFileNames(const std::vector<std::pair<std::string, std::string>>& names_and_wheres);
 
-// The most ranks our launcher starts on one machine: 4 per core (at least 8), or
-// SHARDBENCH_MAX_LOCAL_RANKS. More would only thrash (or exhaust the process table); a larger
-// job belongs to torchrun/srun/--nnodes across machines. InputError naming `what` beyond it.
-void CheckLocalRanks(int64_t ranks, const std::string& what);
-
 }  // namespace shardbench

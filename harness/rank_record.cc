@@ -89,6 +89,10 @@ RankRecord RankRecord::Unpack(const std::vector<double>& p, int64_t steps) {
   return r;
 }
 
+void CopyFirstSteps(RankRecord& to, const RankRecord& from, int64_t steps) {
+  for (auto series : kSeries) std::copy_n((from.*series).begin(), steps, (to.*series).begin());
+}
+
 void JoinEarlierWindow(RankRecord& now, const RankRecord& before) {
   for (size_t i = 0; i < kCollectives; ++i) {
     now.comm_counts[i] += before.comm_counts[i];

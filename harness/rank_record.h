@@ -66,6 +66,9 @@ struct RankRecord {
   static RankRecord Unpack(const std::vector<double>& packed, int64_t steps);
 };
 
+// Copies every per-step series (kSeries in the .cc) of steps [0, steps) from `from` into `to`.
+void CopyFirstSteps(RankRecord& to, const RankRecord& from, int64_t steps);
+
 // A restarted job's resumed run (harness/resume_point.h) measured only the steps after its
 // checkpoint; when the measured window began before that checkpoint, the earlier attempt's
 // part of it (`before`, recorded at the save) joins in: collective counts, bytes and seconds

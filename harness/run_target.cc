@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "engine/comm/process_launcher.h"
 #include "engine/comm/rendezvous.h"
 #include "engine/common/error.h"
 #include "harness/job_rank.h"
@@ -292,7 +293,7 @@ int RunTarget(const RunRequest& request, const RunDisplay& display, const std::s
   if (request.nproc < 0) throw InputError("--nproc must be at least 1, got " + std::to_string(request.nproc));
   ResolvedTarget t = Resolve(request, request.nproc);
   for (const Job& job : t.jobs) {
-    CheckLocalRanks(job.scenario.world_size, "instance '" + job.scenario.name + "' (world_size)");
+    comm::CheckLocalRanks(job.scenario.world_size, "instance '" + job.scenario.name + "' (world_size)");
     CheckFitsThisMachine(job.scenario, job.scenario.world_size);
   }
   const Repetitions repetitions{[&](const Scenario& s, const std::string& rep_dir) {

@@ -62,6 +62,13 @@ Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair
   return c;
 }
 
+// The tracking allocator's figures: overall peak, the breakdown at it, each category's peak.
+void RecordTracked(RankRecord& r, const memory::MemoryStats& tracked) {
+  r.tracked_peak = static_cast<double>(tracked.peak);
+  r.tracked_at_peak.assign(tracked.at_peak.bytes.begin(), tracked.at_peak.bytes.end());
+  r.tracked_peak_by.assign(tracked.by_category.peak.bytes.begin(), tracked.by_category.peak.bytes.end());
+}
+
 // Divergence is a result: the first step whose loss is NaN or infinite, on which ranks (each
 // rank's own loss names the ones that diverged; the global loss is their mean, so all see it).
 // A non-finite gradient shows here one step later, in the loss of the weights it updated.
@@ -242,13 +249,7 @@ int64_t RankRun::resume_after_restart() {
   checkpoint_->resume_from(*engine_, point->save, point->digests);
   earlier_ = std::make_unique<RankRecord>(RankRecord::Unpack(point->record, s_.total_steps()));
   resumed_from_ = point->steps_done;
-  for (int64_t step = 0; step < resumed_from_; ++step) {  // the steps taken before: as measured then
-    for (auto series : {&RankRecord::step_seconds, &RankRecord::optimizer_seconds, &RankRecord::grad_sync_seconds,
-                        &RankRecord::loss, &RankRecord::local_loss, &RankRecord::comm_wait_seconds, &RankRecord::kernel_comm_seconds,
-                        &RankRecord::kernel_exposed_seconds, &RankRecord::kernel_compute_seconds}) {
-      ((*rec_).*series)[step] = ((*earlier_).*series)[step];
-    }
-  }
+  CopyFirstSteps(*rec_, *earlier_, resumed_from_);  // the steps taken before: as measured then
   rec_->time_to_first_step = earlier_->time_to_first_step;
   if (env_.rank == 0) {
     std::printf("   resumed after step %lld from the %s checkpoint an earlier attempt saved (restart %d)\n",
@@ -274,10 +275,7 @@ RankRecord RankRun::measured_so_far() const {
   if (comm_) r.set_comm(comm_->stats());
   const memory::MemoryRecord mem = engine_->memory();
   r.engine_peak.assign(mem.peak.bytes.begin(), mem.peak.bytes.end());
-  const memory::MemoryStats tracked = memory::Snapshot();
-  r.tracked_peak = static_cast<double>(tracked.peak);
-  r.tracked_at_peak.assign(tracked.at_peak.bytes.begin(), tracked.at_peak.bytes.end());
-  r.tracked_peak_by.assign(tracked.by_category.peak.bytes.begin(), tracked.by_category.peak.bytes.end());
+  RecordTracked(r, memory::Snapshot());
   record_device_memory(r);
   return r;
 }
@@ -339,9 +337,7 @@ void RankRun::measure() {
   if (checkpoint_->stats_before_save() && checkpoint_->save_after() > s_.train.warmup_steps) {
     tracked = memory::MaxPeaks(*checkpoint_->stats_before_save(), tracked);
   }
-  rec.tracked_peak = static_cast<double>(tracked.peak);
-  rec.tracked_at_peak.assign(tracked.at_peak.bytes.begin(), tracked.at_peak.bytes.end());
-  rec.tracked_peak_by.assign(tracked.by_category.peak.bytes.begin(), tracked.by_category.peak.bytes.end());
+  RecordTracked(rec, tracked);
   record_device_memory(rec);
   // Resumed after a checkpoint saved inside the measured window: the earlier attempt's part of it.
   if (earlier_ && resumed_from_ > s_.train.warmup_steps) JoinEarlierWindow(rec, *earlier_);

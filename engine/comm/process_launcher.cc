@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -239,6 +241,24 @@ class RunningRanks {
 };
 
 }  // namespace
+
+void CheckLocalRanks(int64_t ranks, const std::string& what) {
+  int64_t limit = std::max<int64_t>(8, 4 * static_cast<int64_t>(std::thread::hardware_concurrency()));
+  std::string why = "4 per core here";
+  if (const char* v = std::getenv("SHARDBENCH_MAX_LOCAL_RANKS"); v && *v) {
+    try {
+      limit = std::stoll(v);
+    } catch (const std::exception&) {
+      throw InputError("SHARDBENCH_MAX_LOCAL_RANKS='" + std::string(v) + "': expected a number of ranks");
+    }
+    why = "SHARDBENCH_MAX_LOCAL_RANKS";
+  }
+  if (ranks > limit) {
+    throw InputError(what + " asks for " + std::to_string(ranks) + " ranks on this machine; at most " +
+                     std::to_string(limit) + " (" + why + "; raise it with SHARDBENCH_MAX_LOCAL_RANKS, or spread "
+                     "the job over machines with --nnodes, torchrun or srun)");
+  }
+}
 
 LaunchResult LaunchLocalRanks(const LaunchSpec& spec) {
   if (spec.nproc < 1) throw InputError("--nproc must be at least 1, got " + std::to_string(spec.nproc));

@@ -56,6 +56,12 @@ struct LaunchResult {
 
 LaunchResult LaunchLocalRanks(const LaunchSpec& spec);
 
+// The most ranks our launcher starts on one machine: 4 per core (at least 8), or
+// SHARDBENCH_MAX_LOCAL_RANKS. More would only thrash (or exhaust the process table); a larger
+// job belongs to torchrun/srun/--nnodes across machines. InputError naming `what` beyond it.
+void CheckLocalRanks(int64_t ranks, const std::string& what);
+
+
 // A TCP port on `addr` that was free a moment ago (bind to port 0, read it, close).
 int PickFreePort(const std::string& addr = "127.0.0.1");
 
