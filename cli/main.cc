@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
@@ -211,6 +212,11 @@ int main(int argc, char** argv) {
   } catch (const Error& e) {
     std::fprintf(stderr, "shardbench: %s\n", e.what());
     return static_cast<int>(e.code());
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the filesystem refused where no check of ours looked first: a file error like any
+    // other (engine/common/error.h), not an internal one.
+    std::fprintf(stderr, "shardbench: %s\n", e.what());
+    return static_cast<int>(FileErrorCode(e.code().value()));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "shardbench: internal error: %s\n", e.what());
     return static_cast<int>(ExitCode::kInfra);

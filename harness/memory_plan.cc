@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "engine/common/error.h"
+#include "engine/common/path_checks.h"
 #include "engine/shard/mixed_precision.h"
 #include "harness/scenario/scenario_model.h"
 #include "harness/engine_setup.h"
@@ -29,7 +30,7 @@ memory::MemoryModelInput LayoutInput(const Scenario& s, int rank) {
   in.batch_size = s.train.batch_size;
   in.seq_len = s.train.seq_len;
   in.storage = StoragePolicyFor(s);
-  if (std::filesystem::is_directory(s.model)) {
+  if (IsDirectory(s.model)) {
     in.checkpoint = std::make_shared<const checkpoint::HfCheckpoint>(checkpoint::HfCheckpoint::Open(s.model));
   }
   in.param_dtype = MixedPrecisionFor(s).param_dtype;

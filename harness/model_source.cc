@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "engine/checkpoint/hf_checkpoint.h"
+#include "engine/common/path_checks.h"
 #include "engine/memory/tracking_allocator.h"
 #include "engine/model/storage_dtype.h"
 #include "harness/scenario/scenario_model.h"
@@ -13,7 +14,7 @@ model::StoragePolicy StoragePolicyFor(const Scenario& s) { return {s.model_dtype
 
 BuiltModel BuildScenarioModel(const Scenario& s, uint64_t seed, const at::Device& device) {
   BuiltModel b;
-  const bool from_dir = std::filesystem::is_directory(s.model);
+  const bool from_dir = IsDirectory(s.model);
   const model::LlamaConfig config = ScenarioModelConfig(s);
   // Always declared on the meta device first: each parameter gets its storage dtype (frozen
   // ones as loaded, trainable ones fp32) before a byte of it exists.

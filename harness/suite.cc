@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "engine/common/error.h"
+#include "engine/common/path_checks.h"
 #include "engine/common/yaml_location.h"
 #include "harness/output_dir.h"
 #include "harness/scenario/scenario_matrix.h"
@@ -39,8 +40,7 @@ Suite LoadSuiteFile(const std::string& path) {
   if (!root.IsMap()) throw InputError(path + ": a suite is a mapping with name, description and runs");
   for (const auto& kv : root) {
     const std::string where = YamlLocation(path, kv.first);
-    if (!kv.first.IsScalar()) throw InputError(where + ": a key must be a plain word, not a list or mapping");
-    const std::string key = kv.first.Scalar();
+    const std::string key = PlainKey(path, kv.first);
     if ((key == "name" || key == "description") && !kv.second.IsScalar()) {
       throw InputError(where + ": suite '" + key + "' must be a string");
     }
@@ -57,8 +57,7 @@ Suite LoadSuiteFile(const std::string& path) {
     run.where = YamlLocation(path, entry);
     for (const auto& kv : entry) {
       const std::string where = YamlLocation(path, kv.first);
-      if (!kv.first.IsScalar()) throw InputError(where + ": a key must be a plain word, not a list or mapping");
-      const std::string key = kv.first.Scalar();
+      const std::string key = PlainKey(path, kv.first);
       try {
         if (key == "scenario") {
           run.scenario_file = (fs::path(path).parent_path() / kv.second.as<std::string>()).lexically_normal().string();
@@ -86,7 +85,7 @@ Suite LoadSuiteFile(const std::string& path) {
         throw InputError(where + ": key '" + key + "' has the wrong type");
       }
     }
-    if (!fs::is_regular_file(run.scenario_file)) {
+    if (!IsRegularFile(run.scenario_file)) {
       throw InputError(YamlLocation(path, entry["scenario"]) + ": scenario file " + run.scenario_file + " does not exist");
     }
     suite.runs.push_back(run);
@@ -96,16 +95,16 @@ Suite LoadSuiteFile(const std::string& path) {
 
 std::vector<Job> ResolveTarget(const std::string& target, const std::vector<std::string>& overrides, std::string* title) {
   std::string path = target;
-  if (!fs::is_regular_file(path)) {
+  if (!IsRegularFile(path)) {
     for (const char* dir : {"suites", "scenarios"}) {
       const std::string candidate = ProjectDir() + "/" + dir + "/" + target + ".yaml";
-      if (fs::is_regular_file(candidate)) {
+      if (IsRegularFile(candidate)) {
         path = candidate;
         break;
       }
     }
   }
-  if (!fs::is_regular_file(path)) {
+  if (!IsRegularFile(path)) {
     throw InputError("'" + target + "' is neither a file nor a shipped suite or scenario (see `shardbench list`)");
   }
   std::vector<Job> jobs;
@@ -138,7 +137,7 @@ std::vector<std::vector<std::string>> ListShipped() {
   std::vector<std::vector<std::string>> rows;
   for (const char* dir : {"suites", "scenarios"}) {
     const fs::path d = fs::path(ProjectDir()) / dir;
-    if (!fs::is_directory(d)) continue;
+    if (!IsDirectory(d)) continue;
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(d)) {
       if (e.path().extension() == ".yaml") files.push_back(e.path());

@@ -45,7 +45,7 @@ std::string ReadChoice(const YAML::Node& n, const std::string& where, const std:
 void ApplyRule(const YAML::Node& node, const std::string& path, const std::string& field, MetricRule& rule) {
   if (!node.IsMap()) throw InputError(YamlLocation(path, node) + ": " + field + ": expected a mapping of rule fields");
   for (const auto& kv : node) {
-    const auto key = kv.first.as<std::string>();
+    const auto key = PlainKey(path, kv.first);
     const std::string at = YamlLocation(path, kv.first) + ": " + field + "." + key;
     const YAML::Node& v = kv.second;
     if (key == "test") {
@@ -139,7 +139,7 @@ GatePolicy LoadGatePolicy(const std::string& path) {
         ReadChoice(root["insufficient_data"], YamlLocation(path, root["insufficient_data"]) + ": insufficient_data", {"unjudged", "warn"});
   }
   for (const auto& kv : root) {
-    const auto key = kv.first.as<std::string>();
+    const auto key = PlainKey(path, kv.first);
     const std::string at = YamlLocation(path, kv.first) + ": " + key;
     const YAML::Node& v = kv.second;
     if (key == "insufficient_data") {
@@ -149,7 +149,7 @@ GatePolicy LoadGatePolicy(const std::string& path) {
     } else if (key == "defaults") {
       if (!v.IsMap()) throw InputError(at + ": expected a mapping with sampled and/or exact");
       for (const auto& d : v) {
-        const auto kind = d.first.as<std::string>();
+        const auto kind = PlainKey(path, d.first);
         if (kind != "sampled" && kind != "exact") {
           throw InputError(YamlLocation(path, d.first) + ": defaults." + kind + ": expected sampled or exact");
         }
@@ -158,7 +158,7 @@ GatePolicy LoadGatePolicy(const std::string& path) {
     } else if (key == "metrics") {
       if (!v.IsMap()) throw InputError(at + ": expected a mapping of metric name (or glob) to rule");
       for (const auto& m : v) {
-        const auto glob = m.first.as<std::string>();
+        const auto glob = PlainKey(path, m.first);
         MetricRule probe;
         ApplyRule(m.second, path, "metrics." + glob, probe);  // validate now, not at first use
         YAML::Emitter e;
@@ -172,7 +172,7 @@ GatePolicy LoadGatePolicy(const std::string& path) {
         if (!v[i].IsMap()) throw InputError(YamlLocation(path, v[i]) + ": " + item + ": expected a mapping with metric, reason, expires");
         Suppression s;
         for (const auto& f : v[i]) {
-          const auto field = f.first.as<std::string>();
+          const auto field = PlainKey(path, f.first);
           const std::string fat = YamlLocation(path, f.first) + ": " + item + "." + field;
           const auto value = Read<std::string>(f.second, fat, "a string");
           if (field == "metric") {

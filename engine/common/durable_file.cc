@@ -14,12 +14,17 @@
 
 namespace shardbench {
 
+ExitCode FileErrorCode(int error_number) {
+  switch (error_number) {
+    case ENOSPC: case EDQUOT: case EIO: case ENOMEM: case EFBIG: return ExitCode::kInfra;
+    default: return ExitCode::kBadInput;
+  }
+}
+
 void ThrowFileError(const std::string& message, int error_number) {
   const std::string text = message + ": " + std::strerror(error_number);
-  switch (error_number) {
-    case ENOSPC: case EDQUOT: case EIO: case ENOMEM: case EFBIG: throw InfraError(text);
-    default: throw InputError(text);
-  }
+  if (FileErrorCode(error_number) == ExitCode::kInfra) throw InfraError(text);
+  throw InputError(text);
 }
 
 void WriteFileAtomically(const std::string& path, const std::string& content) {

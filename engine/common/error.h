@@ -39,5 +39,7 @@ class InfraError : public Error {
 // memory) is infrastructure; anything else (no such directory, permission, a planted link) is
 // the input's. `message` names the file and what was being done; strerror is appended.
 [[noreturn]] void ThrowFileError(const std::string& message, int error_number);
+// That classification alone: kInfra or kBadInput for a failed file operation's errno.
+ExitCode FileErrorCode(int error_number);
 
 }  // namespace shardbench

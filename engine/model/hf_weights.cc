@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine/common/error.h"
+#include "engine/common/path_checks.h"
 
 namespace shardbench::model {
 
@@ -77,7 +78,7 @@ ParamMaterializer CheckpointMaterializer(std::shared_ptr<const checkpoint::HfChe
 std::unique_ptr<LlamaForCausalLM> BuildLlamaFromSource(const std::string& source, const LoraConfig& lora,
                                                        uint64_t seed, const at::TensorOptions& options,
                                                        LoadReport* report) {
-  if (!std::filesystem::is_directory(source)) return BuildInitializedLlama(NamedLlamaConfig(source), lora, seed, options);
+  if (!IsDirectory(source)) return BuildInitializedLlama(NamedLlamaConfig(source), lora, seed, options);
   const LlamaConfig config = LoadHfLlamaConfig((std::filesystem::path(source) / "config.json").string());
   auto ckpt = checkpoint::HfCheckpoint::Open(source);
   // Initialise everything first (adapters need their own init), then overwrite the base.

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "engine/common/failpoints.h"
+#include "engine/common/path_checks.h"
 #include "engine/model/llama_config.h"
 #include "engine/shard/mixed_precision.h"
 
@@ -127,7 +128,7 @@ std::vector<ScenarioField> BuildFields() {
        [](Scenario& s, const YAML::Node& n) {
          s.model = ReadScalar<std::string>(n, "a named config or a Hugging Face checkpoint directory");
          // Named here, at its line: a directory is read (and checked) when the model is built.
-         if (!std::filesystem::is_directory(s.model)) model::NamedLlamaConfig(s.model);
+         if (!IsDirectory(s.model)) model::NamedLlamaConfig(s.model);
        },
        [](const Scenario& s) { return Node(s.model); }},
       IntField("model_shape.num_hidden_layers", 0, [](Scenario& s) -> int64_t& { return s.model_shape.num_hidden_layers; }),

@@ -29,7 +29,7 @@ std::vector<Axis> ReadAxes(const YAML::Node& matrix, const std::string& path) {
   if (!matrix.IsMap()) throw InputError(YamlLocation(path, matrix) + ": 'matrix' must map scenario keys to lists of values");
   std::vector<Axis> axes;
   for (const auto& kv : matrix) {
-    const std::string key = kv.first.as<std::string>();
+    const std::string key = PlainKey(path, kv.first);
     if (!FindScenarioField(key)) {
       throw InputError(YamlLocation(path, kv.first) + ": matrix axis '" + key + "' is not a scenario key (did you mean '" +
                        NearestScenarioKey(key) + "'?)");
@@ -50,7 +50,7 @@ bool Excluded(const YAML::Node& exclude, const std::vector<Axis>& axes, const st
   for (const auto& entry : exclude) {
     bool all = true;
     for (const auto& kv : entry) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = kv.first.Scalar();  // CheckExclude refused any other key
       for (size_t a = 0; a < axes.size(); ++a) {
         if (axes[a].key == key && ScalarText(axes[a].values[point[a]]) != ScalarText(kv.second)) all = false;
       }
@@ -65,7 +65,7 @@ void CheckExclude(const YAML::Node& exclude, const std::vector<Axis>& axes, cons
   for (const auto& entry : exclude) {
     if (!entry.IsMap() || entry.size() == 0) throw InputError(YamlLocation(path, entry) + ": each 'exclude' entry must map axes to values");
     for (const auto& kv : entry) {
-      const std::string key = kv.first.as<std::string>();
+      const std::string key = PlainKey(path, kv.first);
       bool known = false;
       for (const auto& a : axes) known |= a.key == key;
       if (!known) throw InputError(YamlLocation(path, kv.first) + ": exclude names '" + key + "', which is not a matrix axis");

@@ -1,6 +1,7 @@
 #include "harness/scenario/scenario_model.h"
 
 #include "engine/model/synthetic_data.h"
+#include "engine/common/path_checks.h"
 #include "engine/model/token_file_data.h"
 
 #include <filesystem>
@@ -11,7 +12,7 @@ namespace shardbench {
 
 model::LlamaConfig ScenarioModelConfig(const Scenario& s) {
   const std::string src = s.source.empty() ? "scenario '" + s.name + "'" : s.source;
-  if (std::filesystem::is_directory(s.model)) {
+  if (IsDirectory(s.model)) {
     if (s.model_shape.any()) {
       throw InputError(src + ": model_shape reshapes a named config; '" + s.model +
                        "' is a checkpoint directory whose weights fix the shapes");

@@ -1,6 +1,7 @@
 #include "harness/scenario/scenario_parser.h"
 
 #include "harness/scenario/scenario_model.h"
+#include "engine/common/path_checks.h"
 
 #include <unistd.h>
 
@@ -37,8 +38,7 @@ void SetField(Scenario& s, const ScenarioField& field, const YAML::Node& value, 
 void Walk(Scenario& s, const YAML::Node& map, const std::string& prefix, const std::string& source) {
   for (const auto& kv : map) {
     const std::string where = YamlLocation(source, kv.first);
-    if (!kv.first.IsScalar()) throw InputError(where + ": a key must be a plain word, not a list or mapping");
-    const std::string key = kv.first.Scalar();
+    const std::string key = PlainKey(source, kv.first);
     if (prefix.empty() && (key == "matrix" || key == "exclude")) continue;  // harness/scenario/scenario_matrix.cc
     const std::string path = prefix.empty() ? key : prefix + "." + key;
     if (const ScenarioField* field = FindScenarioField(path)) {
@@ -118,7 +118,7 @@ void RefuseDuplicateKeys(const YAML::Node& node, const std::string& path, std::s
 }  // namespace
 
 YAML::Node LoadYamlFile(const std::string& path, const std::string& what) {
-  if (!std::filesystem::is_regular_file(path)) throw InputError(path + ": no such " + what + " file");
+  if (!IsRegularFile(path)) throw InputError(path + ": no such " + what + " file");
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);
@@ -189,7 +189,7 @@ void ValidateScenario(const Scenario& s) {
     if (::access(s.data.path.c_str(), R_OK) != 0) {
       throw InputError(src + ": data.path '" + s.data.path + "' cannot be read (relative paths are from the working directory)");
     }
-    if (!std::filesystem::is_regular_file(s.data.path)) {
+    if (!IsRegularFile(s.data.path)) {
       throw InputError(src + ": data.path '" + s.data.path + "' is not a regular file (a directory, FIFO or device " +
                        "would never read as a fixed list of token ids)");
     }

@@ -124,6 +124,9 @@ def yaml_shapes():
             f"  {k}: [{', '.join(str(v) for v in range(1, 11))}]\n"
             for k in ["train.steps", "train.seed", "train.batch_size", "train.seq_len", "lora.r", "train.warmup_steps"]),
          ["s.yaml", "matrix", "instances"]),
+        # Found by scripts/fuzz.sh (tests/fuzz/regressions/scenario): a mapping as an axis or exclude key.
+        ("matrix-axis-is-map", BASE + "matrix:\n  {a: 1}: [1]\n", ["s.yaml:20", "plain word"]),
+        ("exclude-key-is-map", BASE + "matrix:\n  train.steps: [1, 2]\nexclude:\n  - {[a]: 1}\n", ["s.yaml:22", "plain word"]),
     ]
     return [scenario_case(n, t, s) for n, t, s in top]
 
@@ -231,6 +234,10 @@ def suites(ctx):
         ("suite-duplicate-names", f"name: x\nruns:\n  - scenario: {smoke}\n  - scenario: {smoke}\n", ["suite.yaml:4", "smoke"]),
         ("suite-name-index", f"name: x\nruns:\n  - scenario: {smoke}\n    name: index\n", ["suite.yaml:4", "index"]),
         ("suite-duplicate-key", f"name: x\nname: y\nruns:\n  - scenario: {smoke}\n", ["suite.yaml:2", "name"]),
+        # Found by scripts/fuzz.sh: a path the filesystem cannot look at escaped as filesystem_error.
+        ("suite-scenario-name-too-long", f"name: x\nruns:\n  - scenario: /tmp/{'a' * 300}.yaml\n",
+         ["suite.yaml:3", "does not exist"]),
+        ("suite-run-key-is-map", f"name: x\nruns:\n  - scenario: {smoke}\n    {{a: 1}}: 2\n", ["suite.yaml:4", "plain word"]),
     ]
     return [{"name": n, "files": {"suite.yaml": t}, "argv": ["run", "{case}/suite.yaml", "--quiet", "--out", ctx["previous"]],
              "says": s} for n, t, s in bad]
@@ -273,7 +280,7 @@ def results(ctx):
         damaged("memory-not-list", lambda r: r.__setitem__("memory", 5), ("smoke.json", "memory")),
         damaged("gated-metric-missing", lambda r: r.__setitem__("metrics", [m for m in r["metrics"]
                                                                             if m["name"] != "tokens_per_s"]),
-                ("metrics compared",), ("compare",)),
+                ("run problem: gated metric tokens_per_s is missing",), ("compare",)),
     ]
     cases[-1]["exit"] = 1  # not green: a missing gated metric is never an improvement
     html = damaged("values-stripped-html", strip_values, ("smoke.json", "samples"))
@@ -295,6 +302,9 @@ def results(ctx):
          "says": ["p.yaml"]},
         {"name": "policy-unknown-key", "files": {"p.yaml": "thresholdz: 3\n"},
          "argv": ["compare", prev, prev, "--policy", "{case}/p.yaml"], "says": ["p.yaml:1", "thresholdz"]},
+        # Found by scripts/fuzz.sh (tests/fuzz/regressions/gate_policy): a mapping as a key was "internal error".
+        {"name": "policy-key-is-map", "files": {"p.yaml": "metrics:\n  {a: 1}: {gate: false}\n"},
+         "argv": ["compare", prev, prev, "--policy", "{case}/p.yaml"], "says": ["p.yaml:2", "plain word"]},
     ]
     return cases
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Fuzzes every parser of outside input with libFuzzer, ASan and UBSan (tests/fuzz/).
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]    SECONDS per target (default 60); every target by default
+#
+# Builds build-fuzz/ with clang (scripts/apt-packages.txt installs it), replays the inputs that
+# once failed (tests/fuzz/regressions/<target>/: each must now pass), then fuzzes each target
+# for SECONDS from its seeds (tests/fuzz/corpus/<target>/, and the shipped scenarios) and from
+# what earlier runs found (build-fuzz/corpus/<target>/, kept between runs). Prints a line per
+# target: inputs executed, coverage (edges, features) and corpus size. Exit 1 when an input
+# crashes, hangs, leaks, hits undefined behaviour or throws anything but InputError; the input
+# is saved under build-fuzz/findings/<target>/ (add it to tests/fuzz/regressions/ with the fix).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"  # the suite seeds name scenarios as /proc/self/cwd/scenarios/*.yaml
+seconds=${1:-60}
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(scenario suite gate_policy results safetensors token_file)
+[[ "$seconds" =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number, not '$seconds'" >&2; exit 2; }
+
+"$root/scripts/setup.sh"
+build=${SHARDBENCH_FUZZ_BUILD_DIR:-$root/build-fuzz}
+if [ ! -f "$build/build.ninja" ]; then
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDBENCH_FUZZ=ON \
+    -DSHARDBENCH_CUDA=OFF -DSHARDBENCH_BUILD_BENCHMARKS=OFF >"$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log"; exit 1; }
+fi
+cmake --build "$build" --parallel "${SHARDBENCH_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
+
+# Leaks are findings too (ASan checks for them after each input and at exit).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+failed=()
+for t in "${targets[@]}"; do
+  fuzzer="$build/fuzz_$t"
+  regressions=(tests/fuzz/regressions/"$t"/*)
+  if [ -e "${regressions[0]}" ]; then
+    "$fuzzer" "${regressions[@]}" >"$build/fuzz_$t.regressions.log" 2>&1 ||
+      { echo "fuzz $t: a regression input fails again (see $build/fuzz_$t.regressions.log)"; failed+=("$t"); continue; }
+  fi
+  mkdir -p "$build/corpus/$t" "$build/findings/$t"
+  seeds=(tests/fuzz/corpus/"$t")
+  [ "$t" = scenario ] && seeds+=(scenarios)
+  options=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
+           -artifact_prefix="$build/findings/$t/")
+  [ "$t" = scenario ] || [ "$t" = suite ] && options+=(-dict=tests/fuzz/yaml.dict)
+  log="$build/fuzz_$t.log"
+  if "$fuzzer" "${options[@]}" "$build/corpus/$t" "${seeds[@]}" >"$log" 2>&1; then
+    done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true)
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    echo "fuzz $t: ${execs:-?} inputs in ${seconds} s; ${done_line#*DONE   }"
+  else
+    echo "fuzz $t: FINDING (last lines of $log; the input is in $build/findings/$t/):"
+    grep -E 'ERROR|SUMMARY|terminate|what\(\)|runtime error|Test unit written' "$log" | head -8 | sed 's/^/  /'
+    failed+=("$t")
+  fi
+done
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz: findings in ${failed[*]}"
+  exit 1
+fi
+echo "fuzz: no findings in ${targets[*]}"

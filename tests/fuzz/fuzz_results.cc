@@ -1,0 +1,22 @@
+// What `compare`, `history`, `merge` and `report` read: result files and a run's index.json.
+// One document is read as each kind, since every reader must refuse what is not its kind.
+#include "reporters/results_reader.h"
+#include "tests/fuzz/fuzz_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using shardbench::fuzz::AcceptOrRefuse;
+  shardbench::fuzz::InputFile file(data, size);
+  nlohmann::json document;
+  try {
+    document = shardbench::ReadJsonFile(file.path());
+  } catch (const shardbench::InputError&) {
+    return 0;
+  }
+  AcceptOrRefuse([&] {
+    const shardbench::StoredResult result = shardbench::ReadResultFile(document, file.path());
+    for (const auto& metric : result.metrics) result.metric(metric.name);
+  });
+  AcceptOrRefuse([&] { shardbench::ReadRunResult(document, file.path()); });
+  AcceptOrRefuse([&] { shardbench::ReadIndex(document, file.path()); });
+  return 0;
+}
