@@ -6,19 +6,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "engine/checkpoint/checkpoint_dir.h"
 #include "engine/common/error.h"
+#include "engine/common/path_checks.h"
 
 namespace shardbench::checkpoint {
 namespace {
 
 using nlohmann::json;
-
-// POSIX rather than std::filesystem on purpose: libtorch.so exports its own copies of the
-// std::filesystem functions and ours bind to them (its remove_all crashes); keep away from them.
-bool IsRegularFile(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 std::string Join(const std::string& dir, const std::string& name) {
   return dir.empty() || dir.back() == '/' ? dir + name : dir + "/" + name;
@@ -58,6 +53,11 @@ std::map<std::string, std::string> ReadWeightMap(const std::string& index_path) 
 HfCheckpoint HfCheckpoint::Open(const std::string& dir) {
   HfCheckpoint ckpt;
   ckpt.dir_ = dir;
+  // Our own checkpoints (a FULL save given as `model:`) list every file's size and CRC-32 in
+  // their manifest: verified before a byte is used, as when a run resumes from one. Each rank
+  // verifies for itself (no communicator here): a read of the files, from the page cache on
+  // one node.
+  if (IsRegularFile(Join(dir, kManifestFile))) OpenVerifiedCheckpoint(dir, /*kind=*/"", /*comm=*/nullptr);
   const std::string single = Join(dir, kSingleFile);
   const std::string index = Join(dir, kIndexFile);
   if (IsRegularFile(single)) {

@@ -19,7 +19,8 @@ namespace shardbench::checkpoint {
 class HfCheckpoint {
  public:
   // InputError if neither file exists, the index is malformed, a shard is missing or invalid,
-  // or a name in the index is not present in its shard. As in transformers, a single
+  // or a name in the index is not present in its shard, or (a directory with our manifest.json)
+  // a file is truncated or fails its CRC-32. As in transformers, a single
   // model.safetensors wins when both it and an index exist.
   static HfCheckpoint Open(const std::string& dir);
 

@@ -6,7 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include <ATen/ops/arange.h>
+
 #include "engine/checkpoint/checkpoint_dir.h"
+#include "engine/checkpoint/hf_checkpoint.h"
+#include "engine/checkpoint/safetensors.h"
 #include "engine/common/error.h"
 #include "tests/support/multi_rank.h"
 
@@ -92,6 +96,31 @@ TEST(CheckpointDir, RefusesToReplaceADirectoryThatIsNotACheckpoint) {
     EXPECT_NE(std::string(e.what()).find("is not a shardbench checkpoint"), std::string::npos) << e.what();
   }
   EXPECT_EQ(testing::ReadFile(dir + "/config.json"), "{}");
+}
+
+// A FULL checkpoint given as `model:` is read as a Hugging Face directory; its manifest is
+// still checked, so a flipped byte in the weights is refused instead of trained on.
+TEST(CheckpointDir, AModelDirectoryWithAManifestIsVerifiedWhenOpened) {
+  const std::string dir = testing::MakeTempDir("ckpt_as_model") + "/ckpt";
+  CheckpointWriter writer(dir, nullptr);
+  WriteSafetensors(writer.staging_path("model.safetensors"), {{"w", at::arange(16, at::kFloat)}}, {});
+  Manifest m;
+  m.kind = "full";
+  writer.commit(m, {"model.safetensors"});
+  EXPECT_EQ(HfCheckpoint::Open(dir).names(), std::vector<std::string>{"w"});
+
+  std::string bytes = testing::ReadFile(dir + "/model.safetensors");
+  bytes[bytes.size() - 3] ^= 0x01;  // a weight's byte, same size
+  WriteText(dir + "/model.safetensors", bytes);
+  try {
+    HfCheckpoint::Open(dir);
+    FAIL() << "a corrupt model.safetensors was opened";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("file 'model.safetensors' fails its CRC-32 check (corrupt)"), std::string::npos)
+        << e.what();
+  }
+  fs::remove(dir + "/manifest.json");  // a plain Hugging Face directory has no manifest to check
+  EXPECT_EQ(HfCheckpoint::Open(dir).names(), std::vector<std::string>{"w"});
 }
 
 TEST(CheckpointDir, KilledBeforeTheManifestLeavesThePreviousCheckpoint) {
