@@ -68,7 +68,7 @@ int CompareCommand(const CompareArgs& args) {
   } catch (const std::exception& e) {
     throw InfraError(std::string("writing reports: ") + e.what());
   }
-  std::fputs(args.quiet ? (SummaryLine(c) + "\n").c_str() : ConsoleReport(c).c_str(), stdout);
+  std::fputs(args.quiet ? QuietReport(c).c_str() : ConsoleReport(c).c_str(), stdout);
   return static_cast<int>(c.exit_code());
 }
 

@@ -289,7 +289,14 @@ void MeasureInstance(const std::string& instance, const StoredResult& br, const 
     const StoredMetric* cm = cr.metric(name);
     const StoredMetric& any = bm ? *bm : *cm;
     if ((!bm || !cm) && !OmittedWhenZero(name)) {
-      out.notes.push_back("instance '" + instance + "': metric " + name + (bm ? " missing from the current" : " new in the current") + " results");
+      // A gated metric the current run did not report, with the scenario unchanged, is a run
+      // problem (a crash mid-write, a stripped file), never a pass by omission.
+      if (bm && policy.rule_for(name, bm->kind).gate && br.config == cr.config) {
+        out.failures.push_back("instance '" + instance + "': run problem: gated metric " + name +
+                               " is missing from the current results (the scenario is unchanged)");
+      } else {
+        out.notes.push_back("instance '" + instance + "': metric " + name + (bm ? " missing from the current" : " new in the current") + " results");
+      }
       continue;
     }
     MetricComparison mc;
@@ -303,7 +310,13 @@ void MeasureInstance(const std::string& instance, const StoredResult& br, const 
     if (mc.kind == "exact") {
       JudgeExact(mc, bm, cm, rule);
     } else {
-      MeasureSampled(mc, SamplesFor(*bm, rule), SamplesFor(*cm, rule), rule);
+      const std::vector<double> base_samples = SamplesFor(*bm, rule), current_samples = SamplesFor(*cm, rule);
+      MeasureSampled(mc, base_samples, current_samples, rule);
+      if (mc.gated && !base_samples.empty() && current_samples.empty()) {
+        out.failures.push_back("instance '" + instance + "': run problem: gated metric " + name +
+                               " has no samples in the current results (the base has " +
+                               std::to_string(base_samples.size()) + ")");
+      }
     }
     out.metrics.push_back(mc);
     pending.push_back({rule, cm != nullptr && (mc.kind == "exact" || mc.current_samples > 0)});

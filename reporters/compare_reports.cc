@@ -90,6 +90,12 @@ std::string SummaryLine(const Comparison& c) {
   return s.str();
 }
 
+std::string QuietReport(const Comparison& c) {
+  std::string out = SummaryLine(c) + "\n";
+  for (const auto& f : c.failures) out += "  " + f + "\n";
+  return out;
+}
+
 std::string PowerLine(const Comparison& c) {
   std::vector<const MetricComparison*> unchanged;
   for (const auto& m : c.metrics) {

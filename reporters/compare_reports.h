@@ -19,6 +19,9 @@ std::string MarkdownReport(const Comparison& c);
 std::string JUnitReport(const Comparison& c);
 // The verdict line both of the above lead with: RED / UNJUDGED / UNDERPOWERED / GREEN.
 std::string SummaryLine(const Comparison& c);
+// --quiet: the summary line, then each run problem (a missing instance or gated metric): the
+// reason it is red stays on screen even when the report is not.
+std::string QuietReport(const Comparison& c);
 // What the unchanged gated sampled metrics could have caught (their minimum detectable
 // effects: the median one and the widest), or "" when there are none.
 std::string PowerLine(const Comparison& c);

@@ -247,6 +247,33 @@ TEST(CompareVerdicts, MissingInstancesAreRedConfigChangesAreNoted) {
   EXPECT_NE(c.notes[0].find("train.steps 10 -> 20"), std::string::npos) << c.notes[0];
 }
 
+// A gated metric the current run did not write (or wrote without samples) keeps the gate from
+// green and is named; with the scenario changed it is a note (the new config may not measure it).
+TEST(CompareVerdicts, AGatedMetricMissingFromCurrentIsARunProblem) {
+  const std::vector<double> reps{100, 101, 99, 100, 100};
+  const auto base = Set({Result("a", {Sampled("tokens_per_s", "higher", reps), Exact("x", {1})})});
+  auto c = Compare(base, Set({Result("a", {Exact("x", {1})})}), DefaultGatePolicy(), "2026-12-04");
+  EXPECT_EQ(c.colour(), "RED");
+  ASSERT_EQ(c.failures.size(), 1u);
+  EXPECT_NE(c.failures[0].find("run problem: gated metric tokens_per_s is missing"), std::string::npos) << c.failures[0];
+  EXPECT_NE(QuietReport(c).find("gated metric tokens_per_s"), std::string::npos) << QuietReport(c);
+
+  nlohmann::json no_samples = Sampled("tokens_per_s", "higher", {1});
+  no_samples["samples"] = no_samples["repetition_medians"] = nlohmann::json::array();
+  no_samples["median"] = nullptr;
+  c = Compare(base, Set({Result("a", {no_samples, Exact("x", {1})})}), DefaultGatePolicy(), "2026-12-04");
+  ASSERT_EQ(c.failures.size(), 1u);
+  EXPECT_NE(c.failures[0].find("tokens_per_s has no samples in the current results (the base has 5)"), std::string::npos)
+      << c.failures[0];
+
+  c = Compare(base, Set({Result("a", {Exact("x", {1})}, {}, 20)}), DefaultGatePolicy(), "2026-12-04");
+  EXPECT_TRUE(c.failures.empty()) << ::testing::PrintToString(c.failures);
+  const auto policy = WritePolicy("ungated_tokens.yaml", "metrics:\n  tokens_per_s: {gate: false}\n");
+  c = Compare(base, Set({Result("a", {Exact("x", {1})})}), LoadGatePolicy(policy), "2026-12-04");
+  EXPECT_TRUE(c.failures.empty()) << ::testing::PrintToString(c.failures);
+  EXPECT_TRUE(c.green());
+}
+
 TEST(CompareReports, MarkdownAndJUnitCarryEveryVerdictEscaped) {
   const auto base = Set({Result("a|b<x>", {Sampled("tokens_per_s", "higher", {1000, 1002, 998, 1001, 999}), Exact("grad_bytes", {10})})});
   const auto cur = Set({Result("a|b<x>", {Sampled("tokens_per_s", "higher", {900, 902, 898, 901, 899}), Exact("grad_bytes", {10})},
