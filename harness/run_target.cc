@@ -113,6 +113,15 @@ InstanceLaunches LaunchInstance(const Job& job, size_t instances, const std::str
   return l;
 }
 
+// The index entry of an instance while it runs: what a run killed mid-instance (kill -9, the
+// machine lost) leaves behind. Readers treat it as an instance that could not run (red in
+// compare); a torchrun restart runs it again.
+nlohmann::json RunningEntryJson(const Job& job) {
+  return {{"name", job.scenario.name}, {"file", nullptr}, {"expect", job.expect}, {"why", job.why},
+          {"status", "running"}, {"colour", "error"}, {"as_expected", false},
+          {"message", "started at " + NowIso8601Utc() + "; the run ended before this instance finished"}};
+}
+
 // The index entry of one instance; writes DIR/<instance>.json, its repetitions merged.
 // `worst`: the worst exit code of an instance that could not run and was not expected not to.
 nlohmann::json IndexEntryJson(const Job& job, const InstanceLaunches& l, const std::optional<AdaptiveRepetitions>& adaptive,
@@ -199,6 +208,11 @@ int RunInstances(ResolvedTarget& t, const std::string& out_dir, const Repetition
       continue;
     }
     if (!request.quiet && repetitions.writer) PrintInstanceHeader(job, t.adaptive);
+    if (repetitions.writer) {  // a launcher killed from here on leaves an index naming this instance
+      nlohmann::json running = index;
+      running["instances"].push_back(RunningEntryJson(job));
+      WriteFileAtomically(out_dir + "/index.json", running.dump(2) + "\n");
+    }
     const InstanceLaunches launches = LaunchInstance(job, t.jobs.size(), out_dir, t.adaptive, repetitions);
     if (!repetitions.writer) continue;
     const nlohmann::json entry = IndexEntryJson(job, launches, t.adaptive, out_dir, request, display, worst);

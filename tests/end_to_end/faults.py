@@ -3,7 +3,7 @@ files (issue W2 4/7):
   (1) a diverging instance (NaN loss) in a suite: red with check 'finite' naming the step, the
       next instance still runs green, index and dashboard written, compare reads it;
   (2) two runs on one --out: the second is refused naming the first's PID, the first unharmed;
-  (3) kill -9 of the launcher: its ranks die with it;
+  (3) kill -9 of the launcher: its ranks die with it, its index names the instance it ran;
   (4) a failed fork of the third rank: exit 3 and the two ranks already started are gone;
   (5) links planted in --out (the result file, a rank's log): written around, never through;
   (6) a SIGSTOPped rank 1: the job ends naming rank 1, not the rank that timed out waiting.
@@ -25,8 +25,14 @@ os.makedirs(out)
 SHORT = ["train.steps=3", "train.warmup_steps=1"]
 
 
+started = []  # long runs this test started: stopped when it fails, so none outlives it
+
+
 def fail(msg):
     print("FAIL:", msg)
+    for p in started:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
     sys.exit(1)
 
 
@@ -91,11 +97,13 @@ print(f"diverging instance: red ({finite[0]['detail'][:60]}...), the next one gr
 shared = os.path.join(out, "shared")
 first = subprocess.Popen([binary, "run", SMOKE, "--quiet", "--out", shared, "train.steps=100000", "timeout_s=60"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+started.append(first)
 wait_for_ranks(shared, 2)
+first_index = open(os.path.join(shared, "index.json")).read()  # written at the start: it names the running instance
 second = run(SMOKE, "--quiet", "--out", shared, *SHORT)
 if second.returncode != 2 or f"in use by another shardbench run (PID {first.pid})" not in second.stdout:
     fail(f"the second run on one --out exited {second.returncode}:\n{second.stdout}")
-if os.path.exists(os.path.join(shared, "index.json")):
+if open(os.path.join(shared, "index.json")).read() != first_index:
     fail("the refused run wrote an index into the other run's directory")
 first.send_signal(signal.SIGINT)
 first.wait(timeout=60)
@@ -105,6 +113,7 @@ print(f"second run on one --out refused naming PID {first.pid}")
 k = os.path.join(out, "killed")
 launcher = subprocess.Popen([binary, "run", SMOKE, "--quiet", "--out", k, "train.steps=100000"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+started.append(launcher)
 wait_for_ranks(k, 2)
 launcher.kill()
 launcher.wait()
@@ -116,7 +125,10 @@ if ranks_of(k):
     for p in left:
         os.kill(p, signal.SIGKILL)
     fail(f"ranks {left} outlived their launcher (kill -9) by 5 s")
-print("launcher killed with SIGKILL: its ranks were gone within 5 s")
+running = json.load(open(os.path.join(k, "index.json")))["instances"]
+if [(i["name"], i["status"], i["file"]) for i in running] != [("smoke", "running", None)]:
+    fail(f"the killed run's index does not name the instance it was running: {running}")
+print("launcher killed with SIGKILL: its ranks were gone within 5 s; its index names the running instance")
 
 # (4) A failed fork stops the ranks already started.
 ff = os.path.join(out, "fork")
@@ -145,6 +157,7 @@ print("links planted at smoke.json and a rank's log: the victim file unchanged, 
 st = os.path.join(out, "stopped")
 launcher = subprocess.Popen([binary, "run", SMOKE, "--quiet", "--out", st, "train.steps=100000", "timeout_s=10"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+started.append(launcher)
 wait_for_ranks(st, 2)
 time.sleep(3)
 rank1 = [p for p in ranks_of(st) if b"RANK=1" in open(f"/proc/{p}/environ", "rb").read().split(b"\0")]
