@@ -93,6 +93,10 @@ void CopyFirstSteps(RankRecord& to, const RankRecord& from, int64_t steps) {
   for (auto series : kSeries) std::copy_n((from.*series).begin(), steps, (to.*series).begin());
 }
 
+void KeepFirstSteps(RankRecord& r, int64_t steps) {
+  for (auto series : kSeries) (r.*series).resize(static_cast<size_t>(steps));
+}
+
 void JoinEarlierWindow(RankRecord& now, const RankRecord& before) {
   for (size_t i = 0; i < kCollectives; ++i) {
     now.comm_counts[i] += before.comm_counts[i];

@@ -69,6 +69,10 @@ struct RankRecord {
 // Copies every per-step series (kSeries in the .cc) of steps [0, steps) from `from` into `to`.
 void CopyFirstSteps(RankRecord& to, const RankRecord& from, int64_t steps);
 
+// Drops every per-step series past its first `steps` (a run that stopped early: the record
+// then describes the steps it took).
+void KeepFirstSteps(RankRecord& r, int64_t steps);
+
 // A restarted job's resumed run (harness/resume_point.h) measured only the steps after its
 // checkpoint; when the measured window began before that checkpoint, the earlier attempt's
 // part of it (`before`, recorded at the save) joins in: collective counts, bytes and seconds

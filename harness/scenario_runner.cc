@@ -72,7 +72,7 @@ void RecordTracked(RankRecord& r, const memory::MemoryStats& tracked) {
 // Divergence is a result: the first step whose loss is NaN or infinite, on which ranks (each
 // rank's own loss names the ones that diverged; the global loss is their mean, so all see it).
 // A non-finite gradient shows here one step later, in the loss of the weights it updated.
-Check FiniteCheck(const std::vector<RankRecord>& all) {
+Check FiniteCheck(const std::vector<RankRecord>& all, int64_t planned_steps) {
   const std::vector<double>& loss = all[0].loss;
   for (size_t step = 0; step < loss.size(); ++step) {
     std::string ranks;
@@ -84,9 +84,9 @@ Check FiniteCheck(const std::vector<RankRecord>& all) {
     std::snprintf(value, sizeof(value), "%g", loss[step]);
     return {"finite", false,
             "the loss became " + std::string(value) + " at step " + std::to_string(step) + " of " +
-                std::to_string(loss.size()) + " (counting from 0; " +
+                std::to_string(planned_steps) + " (counting from 0; " +
                 (ranks.empty() ? "every rank's own loss finite" : "rank(s) " + ranks + " diverged") +
-                "): the run diverged (learning rate, data or a numerics bug)"};
+                "): the run diverged (learning rate, data or a numerics bug); training stopped there"};
   }
   return {"finite", true, "every step's loss finite on every rank (" + std::to_string(loss.size()) + " steps)"};
 }
@@ -137,6 +137,7 @@ class RankRun {
   std::unique_ptr<RankRecord> rec_;
   std::unique_ptr<profile::KernelTrace> kernel_trace_;
   int64_t resumed_from_ = 0;                 // steps an earlier attempt took (restarted job)
+  int64_t stopped_after_ = 0;                // the loss diverged: training stopped after this many steps
   std::unique_ptr<RankRecord> earlier_;      // that attempt's record of them, at its save
   // check_checkpoint
   std::vector<Check> checkpoint_checks_;
@@ -217,10 +218,18 @@ void RankRun::train() {
   const int64_t window = std::max(first, s_.train.warmup_steps);
   for (int64_t step = first; step < total; ++step) {
     if (step == window) start_measured_window();
-    record_step(step, trainer_->step(micro_batches(step)));
+    const train::StepTimes t = trainer_->step(micro_batches(step));
+    record_step(step, t);
+    // Divergence ends the instance: the global loss is the same on every rank, so all stop
+    // after this very step, with no collective left half-entered.
+    if (!std::isfinite(t.loss)) {
+      stopped_after_ = step + 1;
+      KeepFirstSteps(*rec_, stopped_after_);
+      break;
+    }
     if (checkpoint_->saves_after(step + 1)) save_checkpoint(step + 1);
   }
-  checkpoint_->remember_final(*engine_);
+  if (!stopped_after_) checkpoint_->remember_final(*engine_);
   if (kernel_trace_ && kernel_trace_->dropped() > 0) {
     throw InfraError("kernel trace: CUPTI dropped " + std::to_string(kernel_trace_->dropped()) +
                      " kernel records (buffers full); the overlap figures would be wrong");
@@ -356,6 +365,14 @@ void RankRun::record_device_memory(RankRecord& rec) const {
 }
 
 void RankRun::check_checkpoint() {
+  if (stopped_after_) {  // nothing to check a checkpoint against: say so, in the checks asked for
+    const std::string why = "not run: training stopped after step " + std::to_string(stopped_after_) +
+                            " (the loss was not finite)";
+    if (s_.checks.state_dict_roundtrip) checkpoint_checks_.push_back({"state_dict_roundtrip", false, why});
+    if (s_.checks.resume) checkpoint_checks_.push_back({"resume", false, why});
+    checkpoint_->finish();
+    return;
+  }
   checkpoint_checks_ = checkpoint_->run_checks(
       rec_->loss, {[&](uint64_t seed) { return BuildScenarioModel(s_, seed, device_); },
                    [&](int64_t step) { return micro_batches(step); }});
@@ -386,7 +403,8 @@ std::optional<RunResult> RankRun::assemble() {
   // Where the step times settle, from the data; warmup auto samples the step-time metrics from
   // there (at most half the steps dropped), everything else keeps the nominal warmup's window.
   r.steady_state_step = SteadyStateStep(SlowestRankStepSeconds(all));
-  r.measured_from_step = s_.train.warmup_auto ? std::min(*r.steady_state_step, s_.total_steps() / 2) : s_.train.warmup_steps;
+  const int64_t steps_taken = static_cast<int64_t>(rec_->loss.size());  // fewer than planned when it diverged
+  r.measured_from_step = s_.train.warmup_auto ? std::min(*r.steady_state_step, steps_taken / 2) : s_.train.warmup_steps;
   for (const auto& a : all) {
     r.rank_step_seconds.push_back(a.step_seconds);
     r.rank_comm_wait_seconds.push_back(a.comm_wait_seconds);
@@ -428,7 +446,7 @@ std::vector<Metric> RankRun::metrics(const std::vector<RankRecord>& all, const R
 }
 
 std::vector<Check> RankRun::checks(const std::vector<RankRecord>& all, const std::optional<Check>& parity) {
-  std::vector<Check> out{FiniteCheck(all)};
+  std::vector<Check> out{FiniteCheck(all, s_.total_steps())};
   if (s_.checks.learning) out.push_back(LearningCheck(rec_->loss, engine_->trainable(), before_, after_));
   if (s_.checks.frozen_dtype) out.push_back(FrozenDtypeCheck(*built_.model, built_.loaded));
   if (parity) out.push_back(*parity);

@@ -1,6 +1,6 @@
 """Faults that must end as results or clear refusals, never as crashes, hangs, orphans or lost
 files (issue W2 4/7):
-  (1) a diverging instance (NaN loss) in a suite: red with check 'finite' naming the step, the
+  (1) a diverging instance (NaN loss) in a suite: stops there, red with check 'finite' naming the step, the
       next instance still runs green, index and dashboard written, compare reads it;
   (2) two runs on one --out: the second is refused naming the first's PID, the first unharmed;
   (3) kill -9 of the launcher: its ranks die with it, its index names the instance it ran;
@@ -72,20 +72,23 @@ with open(suite, "w") as f:
 runs:
   - scenario: {SMOKE}
     name: diverges
-    overrides: ["train.lr=1e30"]
+    overrides: ["train.lr=1e30", "train.steps=1000", "train.warmup_steps=1"]
   - scenario: {SMOKE}
     name: after
+    overrides: ["train.steps=3", "train.warmup_steps=1"]
 """)
 d = os.path.join(out, "diverge")
-r = run(suite, "--quiet", "--out", d, *SHORT)
+r = run(suite, "--quiet", "--out", d)
 index = json.load(open(os.path.join(d, "index.json")))
 colours = {i["name"]: i["colour"] for i in index["instances"]}
 if r.returncode != 1 or colours != {"diverges": "red", "after": "green"}:
     fail(f"diverging suite: exit {r.returncode}, colours {colours}\n{r.stdout[-2000:]}")
 result = json.load(open(os.path.join(d, "diverges.json")))
 finite = [c for c in result["checks"] if c["name"] == "finite"]
-if not finite or finite[0]["passed"] or "at step 1 of 4" not in finite[0]["detail"] or None not in result["loss"]:
+if not finite or finite[0]["passed"] or "at step 1 of 1001" not in finite[0]["detail"] or None not in result["loss"]:
     fail(f"no failed 'finite' check naming step 1, or the NaN loss is not null: {finite} {result['loss']}")
+if len(result["loss"]) != 2:  # stopped at the first non-finite loss, not 999 steps later
+    fail(f"the diverged instance trained {len(result['loss'])} steps; it should stop after step 1 (2 steps)")
 if not os.path.isfile(os.path.join(d, "dashboard.html")):
     fail("no dashboard for the diverging suite")
 c = subprocess.run([binary, "compare", d, d, "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
