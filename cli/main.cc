@@ -21,6 +21,7 @@
 #include "cli/shrink_command.h"
 #include "engine/common/error.h"
 #include "reporters/adaptive_repetitions.h"
+#include "reporters/build_info.h"
 
 namespace {
 
@@ -174,6 +175,7 @@ Subcommand AddPlan(CLI::App& app) {
 int main(int argc, char** argv) {
   using namespace shardbench;
   CLI::App app{"shardbench: benchmark and regression harness for sharded fine-tuning"};
+  app.set_version_flag("--version", VersionText(GetBuildInfo()));
   app.require_subcommand(1);
   const std::string self_exe = SelfExe(argv[0]);
   const std::vector<Subcommand> subcommands = {

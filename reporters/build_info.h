@@ -13,7 +13,12 @@ struct BuildInfo {
   std::string torch_version;  // e.g. 2.11.0+cu130
   std::string torch_cuda;     // CUDA version torch was built with, "" for CPU builds
   bool with_cuda;             // GPU path compiled in
+  std::string version;        // the project's (CMakeLists.txt)
 };
+
+// What `shardbench --version` prints (lines, no final newline): version, commit, build, torch
+// and the GPU path.
+std::string VersionText(const BuildInfo& b);
 
 const BuildInfo& GetBuildInfo();
 

@@ -74,7 +74,8 @@ nlohmann::json CollectProvenance(int world_size, const std::string& backend) {
     std::string kv(*e);
     if (kv.rfind("SHARDBENCH_", 0) == 0) env[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
   }
-  return {{"git_sha", b.git_sha},
+  return {{"shardbench", b.version},
+          {"git_sha", b.git_sha},
           {"git_dirty", b.git_dirty},
           {"build_type", b.build_type},
           {"compiler", b.compiler},
@@ -90,6 +91,17 @@ nlohmann::json CollectProvenance(int world_size, const std::string& backend) {
           {"world_size", world_size},
           {"backend", backend},
           {"env", env}};
+}
+
+std::string VersionText(const BuildInfo& b) {
+  std::ostringstream s;
+  s << "shardbench " << b.version << "\n"
+    << "commit " << b.git_sha << (b.git_dirty ? " (with uncommitted changes)" : "") << "\n"
+    << "built " << b.build_type << " with " << b.compiler << "\n"
+    << "torch " << b.torch_version << (b.torch_cuda.empty() ? " (CPU build)" : " (CUDA " + b.torch_cuda + ")") << "\n"
+    << "GPU path (CUDA memory statistics, NCCL through LibTorch's c10d) "
+    << (b.with_cuda ? "compiled in" : "not compiled");
+  return s.str();
 }
 
 }  // namespace shardbench

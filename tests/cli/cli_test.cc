@@ -12,6 +12,7 @@
 
 #include "engine/checkpoint/safetensors.h"
 #include "engine/model/llama.h"
+#include "reporters/build_info.h"
 #include "tests/support/multi_rank.h"
 
 namespace shardbench {
@@ -130,6 +131,16 @@ TEST(Cli, BadInputExitsTwoNamingTheProblem) {
   EXPECT_EQ(c.exit_code, 2) << c.output;
   c = Shardbench("frobnicate");
   EXPECT_EQ(c.exit_code, 2) << c.output;
+}
+
+TEST(Cli, VersionNamesTheBuild) {
+  const BuildInfo& b = GetBuildInfo();
+  ASSERT_FALSE(b.version.empty());
+  const Command c = Shardbench("--version");
+  EXPECT_EQ(c.exit_code, 0) << c.output;
+  for (const std::string& line : {"shardbench " + b.version + "\n", "commit " + b.git_sha, "torch " + b.torch_version}) {
+    EXPECT_NE(c.output.find(line), std::string::npos) << line << " not in:\n" << c.output;
+  }
 }
 
 TEST(Cli, RefusedCombinationExitsTwoWithPyTorchsMessage) {
