@@ -1,5 +1,6 @@
 #include "reporters/compare.h"
 
+#include <chrono>
 #include <cmath>
 #include <ctime>
 #include <limits>
@@ -411,6 +412,7 @@ void CollectCurrentChecks(const ResultSet& base, const ResultSet& current, Compa
 }  // namespace
 
 Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePolicy& policy, const std::string& today) {
+  const auto started = std::chrono::steady_clock::now();
   Comparison out;
   out.base_source = base.source;
   out.current_source = current.source;
@@ -421,6 +423,7 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
   DecideFamily(policy, pending, out);
   ApplyPolicy(policy, pending, today, out);
   CollectCurrentChecks(base, current, out);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }
 

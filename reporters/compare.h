@@ -68,6 +68,7 @@ struct Comparison {
   std::vector<CheckOutcome> checks;     // CURRENT's checks
   std::vector<std::string> failures;    // red for reasons other than a metric or a check (an instance missing or erroring)
   std::vector<std::string> notes;       // informational: new instances, changed configs, expired suppressions
+  double seconds = 0;                   // wall time Compare took to judge (JUnit's suite time)
   int regressions() const;
   int failed_checks() const;
   int unjudged() const;      // gated metrics with too few samples that keep it from green

@@ -291,6 +291,21 @@ TEST(CompareReports, MarkdownAndJUnitCarryEveryVerdictEscaped) {
   EXPECT_EQ(xml.find("<fell>"), std::string::npos);
 }
 
+// A metric with too few samples under `insufficient_data: warn` is a skipped testcase, counted
+// on the suite; every count and the time sit on <testsuite> and <testsuites>.
+TEST(CompareReports, JUnitCountsSkippedAndTime) {
+  const auto base = Set({Result("a", {Sampled("tokens_per_s", "higher", {1000, 1001}), Exact("grad_bytes", {10})})});
+  const auto cur = Set({Result("a", {Sampled("tokens_per_s", "higher", {1000, 1002}), Exact("grad_bytes", {10})})});
+  const auto policy = WritePolicy("warn_on_few.yaml", "insufficient_data: warn\n");
+  auto c = Compare(base, cur, LoadGatePolicy(policy), "2026-12-04");
+  c.seconds = 1.5;
+  const std::string xml = JUnitReport(c);
+  const std::string counts = "tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"1\" time=\"1.500\"";
+  EXPECT_NE(xml.find("<testsuites " + counts + ">"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<testsuite name=\"shardbench compare\" " + counts + ">"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"gate tokens_per_s\"><skipped message="), std::string::npos) << xml;
+}
+
 }  // namespace
 }  // namespace shardbench
 
@@ -367,7 +382,9 @@ TEST(CompareReports, GoldenMarkdownAndJUnit) {
   const auto cur = Set({Result("flat_lora", {Sampled("tokens_per_s", "higher", {1100, 1102, 1098, 1101, 1099}),
                                              Exact("grad_bytes", {259584, 261632}), Exact("optim_state_bytes", {149504, 149504})},
                                {{{"name", "learning"}, {"passed", true}, {"detail", "loss dropped"}}})});
-  const auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-02");
+  auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-02");
+  EXPECT_GE(c.seconds, 0.0);
+  c.seconds = 0.125;  // the one figure that varies between runs
   const std::string dir = std::string(SHARDBENCH_SOURCE_DIR) + "/tests/reporters/golden/";
   for (const auto& [file, text] : {std::pair<std::string, std::string>{"compare_report.md", MarkdownReport(c)},
                                    {"compare_report.junit.xml", JUnitReport(c)}}) {
