@@ -7,7 +7,7 @@
 namespace shardbench::cli {
 
 int RunCommand(const RunArgs& args, const std::string& self_exe) {
-  const RunDisplay display{ProgressPrinter(isatty(STDOUT_FILENO)), PrintSummary, PrintIndex};
+  const RunDisplay display{ProgressPrinter(isatty(STDOUT_FILENO)), PrintSummary, args.quiet ? PrintUnexpected : PrintIndex};
   return RunTarget(args, display, self_exe);
 }
 

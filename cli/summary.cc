@@ -86,4 +86,12 @@ void PrintIndex(const nlohmann::json& index, const std::string& out_dir) {
   std::printf("index: %s/index.json\n", out_dir.c_str());
 }
 
+void PrintUnexpected(const nlohmann::json& index, const std::string& out_dir) {
+  for (const auto& e : ReadIndex(index, out_dir + "/index.json")) {
+    if (e.as_expected.value_or(false)) continue;
+    std::printf("%s: %s, expected %s: %s\n", e.name.value_or("").c_str(), e.colour.value_or("").c_str(),
+                e.expect.value_or("").c_str(), e.message.value_or("").c_str());
+  }
+}
+
 }  // namespace shardbench::cli

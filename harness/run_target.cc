@@ -224,7 +224,7 @@ int RunInstances(ResolvedTarget& t, const std::string& out_dir, const Repetition
   // The run's own page (no base to compare with): results, memory, losses, provenance.
   const ResultSet written = LoadResultSet(out_dir);
   WriteFileAtomically(out_dir + "/dashboard.html", DashboardHtml({t.title, nullptr, nullptr, &written, nullptr}));
-  if (!request.quiet && display.on_index) display.on_index(index, out_dir);
+  if (display.on_index) display.on_index(index, out_dir);  // quiet too: the display decides what a quiet run shows
   if (worst >= 2) return worst;
   return all_as_expected ? 0 : 1;
 }

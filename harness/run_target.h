@@ -42,7 +42,8 @@ struct RunRequest {
   int master_port = 0;
 };
 
-// What the command line shows of a run (unless quiet); the harness writes the files.
+// What the command line shows of a run (on_step and on_instance unless quiet; on_index always,
+// so that a quiet run can still name what failed); the harness writes the files.
 struct RunDisplay {
   std::function<void(const StepProgress&)> on_step;                                // rank 0, every step
   std::function<void(const nlohmann::json& result, const std::string& path)> on_instance;  // merged result

@@ -83,6 +83,8 @@ index = json.load(open(os.path.join(d, "index.json")))
 colours = {i["name"]: i["colour"] for i in index["instances"]}
 if r.returncode != 1 or colours != {"diverges": "red", "after": "green"}:
     fail(f"diverging suite: exit {r.returncode}, colours {colours}\n{r.stdout[-2000:]}")
+if "diverges: red, expected green: check 'finite' failed: the loss became nan at step 1" not in r.stdout:
+    fail(f"--quiet did not name the failed instance and its check:\n{r.stdout[-2000:]}")
 result = json.load(open(os.path.join(d, "diverges.json")))
 finite = [c for c in result["checks"] if c["name"] == "finite"]
 if not finite or finite[0]["passed"] or "at step 1 of 1001" not in finite[0]["detail"] or None not in result["loss"]:
