@@ -143,56 +143,89 @@ std::string ConsoleReport(const Comparison& c) {
   return s.str();
 }
 
-std::string MarkdownReport(const Comparison& c) {
-  std::ostringstream s;
-  s << "### shardbench compare: " << ColourMark(c) << EscapeMarkdown(SummaryLine(c)) << "\n\n";
-  s << "Base `" << EscapeMarkdown(c.base_source) << "`, current `" << EscapeMarkdown(c.current_source) << "`, policy `"
-    << EscapeMarkdown(c.policy_source) << "`.\n\n";
-  if (const std::string power = PowerLine(c); !power.empty()) s << EscapeMarkdown(power) << "\n\n";
-  auto table_header = [&] {
-    s << "| instance | metric | base | current | delta | confidence | verdict |\n|---|---|---:|---:|---:|---|---|\n";
-  };
-  auto row = [&](const MetricComparison& m) {
-    s << "| " << EscapeMarkdown(m.instance) << " | " << EscapeMarkdown(m.metric) << " | " << EscapeMarkdown(FormatValue(m.base, m.unit))
-      << " | " << EscapeMarkdown(FormatValue(m.current, m.unit)) << " | " << EscapeMarkdown(DeltaText(m)) << " | "
-      << EscapeMarkdown(Confidence(m)) << " | " << (m.red() ? "**" : "") << EscapeMarkdown(VerdictText(m)) << (m.red() ? "**" : "")
-      << " |\n";
-  };
-  int interesting = 0;
-  for (const auto& m : c.metrics) interesting += Interesting(m);
-  if (interesting > 0) {
-    table_header();
-    for (const auto& m : c.metrics) {
-      if (Interesting(m)) row(m);
+namespace {
+
+// A report that must stay under a size: the structure (headings, table headers, closing tags)
+// always goes in; an item (a table row, a bullet) goes in while it and `kReserve` more fit, and
+// is counted as left out otherwise, so the end can say how many.
+class CappedText {
+ public:
+  explicit CappedText(size_t limit) : limit_(limit) {}
+  void structure(const std::string& text) { text_ += text; }
+  void item(const std::string& text) {
+    if (text_.size() + text.size() + kReserve <= limit_) {
+      text_ += text;
+    } else {
+      ++left_out_;
     }
-    s << "\n";
   }
+  int left_out() const { return left_out_; }
+  const std::string& str() const { return text_; }
+
+ private:
+  static constexpr size_t kReserve = 2000;  // room for the structure still to come and the last line
+  size_t limit_;
+  std::string text_;
+  int left_out_ = 0;
+};
+
+}  // namespace
+
+std::string MarkdownReport(const Comparison& c) {
+  CappedText s(kMarkdownLimit);
+  s.structure("### shardbench compare: " + ColourMark(c) + EscapeMarkdown(SummaryLine(c)) + "\n\n");
+  s.structure("Base `" + EscapeMarkdown(c.base_source) + "`, current `" + EscapeMarkdown(c.current_source) + "`, policy `" +
+              EscapeMarkdown(c.policy_source) + "`.\n\n");
+  if (const std::string power = PowerLine(c); !power.empty()) s.structure(EscapeMarkdown(power) + "\n\n");
+  const std::string table_header =
+      "| instance | metric | base | current | delta | confidence | verdict |\n|---|---|---:|---:|---:|---|---|\n";
+  auto row = [](const MetricComparison& m) {
+    return "| " + EscapeMarkdown(m.instance) + " | " + EscapeMarkdown(m.metric) + " | " + EscapeMarkdown(FormatValue(m.base, m.unit)) +
+           " | " + EscapeMarkdown(FormatValue(m.current, m.unit)) + " | " + EscapeMarkdown(DeltaText(m)) + " | " +
+           EscapeMarkdown(Confidence(m)) + " | " + (m.red() ? "**" : "") + EscapeMarkdown(VerdictText(m)) + (m.red() ? "**" : "") +
+           " |\n";
+  };
+  // Failed checks and run problems first after the verdict: short, and what a reader acts on.
   bool any_failed = false;
   for (const auto& k : c.checks) {
     if (k.passed) continue;
-    if (!any_failed) s << "**Failed checks**\n\n";
+    if (!any_failed) s.structure("**Failed checks**\n\n");
     any_failed = true;
-    s << "- `" << EscapeMarkdown(k.instance) << "` " << EscapeMarkdown(k.name) << (k.expected_red ? " (expected red)" : "") << ": "
-      << EscapeMarkdown(k.detail) << "\n";
+    s.item("- `" + EscapeMarkdown(k.instance) + "` " + EscapeMarkdown(k.name) + (k.expected_red ? " (expected red)" : "") + ": " +
+           EscapeMarkdown(k.detail) + "\n");
   }
-  if (any_failed) s << "\n";
+  if (any_failed) s.structure("\n");
   if (!c.failures.empty()) {
-    s << "**Run problems**\n\n";
-    for (const auto& f : c.failures) s << "- " << EscapeMarkdown(f) << "\n";
-    s << "\n";
+    s.structure("**Run problems**\n\n");
+    for (const auto& f : c.failures) s.item("- " + EscapeMarkdown(f) + "\n");
+    s.structure("\n");
+  }
+  int interesting = 0;
+  for (const auto& m : c.metrics) interesting += Interesting(m);
+  if (interesting > 0) {
+    s.structure(table_header);
+    for (const auto& m : c.metrics) {
+      if (Interesting(m)) s.item(row(m));
+    }
+    s.structure("\n");
   }
   if (!c.notes.empty()) {
-    s << "<details><summary>Notes (" << c.notes.size() << ")</summary>\n\n";
-    for (const auto& n : c.notes) s << "- " << EscapeMarkdown(n) << "\n";
-    s << "\n</details>\n\n";
+    s.structure("<details><summary>Notes (" + std::to_string(c.notes.size()) + ")</summary>\n\n");
+    for (const auto& n : c.notes) s.item("- " + EscapeMarkdown(n) + "\n");
+    s.structure("\n</details>\n\n");
   }
   if (static_cast<size_t>(interesting) < c.metrics.size()) {
-    s << "<details><summary>Unchanged (" << c.metrics.size() - interesting << " metrics)</summary>\n\n";
-    table_header();
+    s.structure("<details><summary>Unchanged (" + std::to_string(c.metrics.size() - interesting) + " metrics)</summary>\n\n" +
+                table_header);
     for (const auto& m : c.metrics) {
-      if (!Interesting(m)) row(m);
+      if (!Interesting(m)) s.item(row(m));
     }
-    s << "\n</details>\n";
+    s.structure("\n</details>\n");
+  }
+  if (s.left_out() > 0) {
+    s.structure("\n**" + std::to_string(s.left_out()) + " more rows and lines are in the full report** (this one stops under " +
+                std::to_string(kMarkdownLimit) + " characters, for GitHub's comment limit): `shardbench compare BASE CURRENT "
+                "--html report.html`, or the console report.\n");
   }
   return s.str();
 }

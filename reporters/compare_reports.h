@@ -2,6 +2,7 @@
 // atomically): the console table, Markdown for a pull-request comment, JUnit XML for CI.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "reporters/compare.h"
@@ -11,8 +12,11 @@ namespace shardbench {
 // Every metric that changed or could not be judged, then the failed checks and problems; one
 // summary line at the end ("RED: 2 regressions, 1 failed check").
 std::string ConsoleReport(const Comparison& c);
-// A PR comment: verdict line, a table of what changed (metric, base, current, delta,
-// confidence, verdict), failed checks, notes; unchanged metrics folded in <details>.
+// A PR comment: the verdict line, failed checks and run problems, a table of what changed
+// (metric, base, current, delta, confidence, verdict), then notes and unchanged metrics folded
+// in <details>. At most kMarkdownLimit characters (GitHub refuses comments over 65,536): what
+// does not fit is counted at the end.
+inline constexpr size_t kMarkdownLimit = 60000;
 std::string MarkdownReport(const Comparison& c);
 // One <testsuite>: each check and each gated metric a <testcase>, failures with the reason;
 // infrastructure problems (missing instances) as <error> cases.

@@ -291,6 +291,34 @@ TEST(CompareReports, MarkdownAndJUnitCarryEveryVerdictEscaped) {
   EXPECT_EQ(xml.find("<fell>"), std::string::npos);
 }
 
+// A nightly's worth of metrics stays under GitHub's comment limit; the failed check and the
+// regressions come first and what was left out is counted.
+TEST(CompareReports, MarkdownStaysUnderTheCommentLimit) {
+  std::vector<nlohmann::json> base_results, current_results;
+  for (int i = 0; i < 400; ++i) {
+    std::vector<nlohmann::json> b, c;
+    for (int k = 0; k < 10; ++k) {
+      const std::string metric = "metric_" + std::to_string(k) + "_bytes";
+      b.push_back(Exact(metric, {1000}));
+      c.push_back(Exact(metric, {i == 7 && k == 3 ? 2000.0 : 1000.0}));
+    }
+    const std::string name = "nightly_instance_with_a_long_name_" + std::to_string(i);
+    base_results.push_back(Result(name, b));
+    current_results.push_back(
+        Result(name, c, i == 9 ? std::vector<nlohmann::json>{{{"name", "learning"}, {"passed", false}, {"detail", "rose"}}}
+                               : std::vector<nlohmann::json>{}));
+  }
+  const auto c = Compare(Set(base_results), Set(current_results), DefaultGatePolicy(), "2026-12-04");
+  ASSERT_EQ(c.metrics.size(), 4000u);
+  const std::string md = MarkdownReport(c);
+  EXPECT_LE(md.size(), kMarkdownLimit);
+  EXPECT_NE(md.find("RED: 1 regression, 1 failed check"), std::string::npos);
+  EXPECT_NE(md.find("`nightly\\_instance\\_with\\_a\\_long\\_name\\_9` learning: rose"), std::string::npos) << md.substr(0, 2000);
+  EXPECT_NE(md.find("| nightly\\_instance\\_with\\_a\\_long\\_name\\_7 | metric\\_3\\_bytes |"), std::string::npos);
+  EXPECT_NE(md.find("more rows and lines are in the full report"), std::string::npos);
+  EXPECT_NE(md.rfind("</details>"), std::string::npos);  // the folded section is closed
+}
+
 // A metric with too few samples under `insufficient_data: warn` is a skipped testcase, counted
 // on the suite; every count and the time sit on <testsuite> and <testsuites>.
 TEST(CompareReports, JUnitCountsSkippedAndTime) {
