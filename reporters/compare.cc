@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "reporters/format.h"
 #include "reporters/multiple_testing.h"
 #include "reporters/power.h"
 #include "reporters/significance.h"
@@ -23,7 +24,7 @@ std::string Fixed(double v, int digits) {
   return s.str();
 }
 
-std::string Signed(double v) { return (v > 0 ? "+" : "") + Fixed(v, 0); }
+std::string Signed(double v) { return (v > 0 ? "+" : "") + ExactNumber(v); }
 
 double Ratio(double base, double current) {
   if (base == 0) return current == 0 ? 1 : std::numeric_limits<double>::infinity();
@@ -51,7 +52,7 @@ void JudgeExact(MetricComparison& c, const StoredMetric* base, const StoredMetri
     for (size_t r = 0; r < base->per_rank.size(); ++r) {
       const double b = base->per_rank[r], k = current->per_rank[r];
       if (b != k) {
-        where = "; rank " + std::to_string(r) + ": " + Fixed(b, 0) + " -> " + Fixed(k, 0);
+        where = "; rank " + std::to_string(r) + ": " + ExactNumber(b) + " -> " + ExactNumber(k);
         break;
       }
     }

@@ -66,7 +66,8 @@ std::string DeltaText(const MetricComparison& m) {
   if (m.kind != "exact" || m.current == m.base) return FormatDelta(m.ratio);
   const double d = m.current - m.base;
   const std::string unit = m.unit == "bytes" ? "bytes" : m.unit;
-  return (d > 0 ? "+" : "") + FormatValue(d, "count") + " " + unit + " (" + FormatDelta(m.ratio) + ")";
+  const std::string amount = d == std::floor(d) ? FormatValue(d, "count") : ExactNumber(d);  // never rounded to 0 or 1
+  return (d > 0 ? "+" : "") + amount + " " + unit + " (" + FormatDelta(m.ratio) + ")";
 }
 
 std::string Plural(int n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace shardbench {
 namespace {
@@ -24,6 +25,17 @@ std::string Printf(const char* fmt, double v) {
 }
 
 }  // namespace
+
+std::string ExactNumber(double value) {
+  if (!std::isfinite(value)) return "n/a";
+  if (value == std::floor(value) && std::abs(value) < 1e15) return Printf("%.0f", value);
+  char text[32];
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value) break;
+  }
+  return text;
+}
 
 std::string FormatValue(double value, const std::string& unit) {
   if (!std::isfinite(value)) return "n/a";

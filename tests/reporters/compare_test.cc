@@ -10,6 +10,7 @@
 #include "reporters/compare.h"
 #include "reporters/change_points.h"
 #include "reporters/compare_reports.h"
+#include "reporters/format.h"
 #include "reporters/engine_pairs.h"
 #include "reporters/history.h"
 #include "reporters/significance.h"
@@ -317,6 +318,20 @@ TEST(CompareReports, MarkdownStaysUnderTheCommentLimit) {
   EXPECT_NE(md.find("| nightly\\_instance\\_with\\_a\\_long\\_name\\_7 | metric\\_3\\_bytes |"), std::string::npos);
   EXPECT_NE(md.find("more rows and lines are in the full report"), std::string::npos);
   EXPECT_NE(md.rfind("</details>"), std::string::npos);  // the folded section is closed
+}
+
+// An exact metric that is not a whole number keeps its digits: a ratio that fell by 1.2363 is
+// not "-1" (the grad_blowup of a config change).
+TEST(CompareReports, ExactDeltasKeepTheirDigits) {
+  nlohmann::json base_metric = Exact("grad_blowup", {3.4726}), current_metric = Exact("grad_blowup", {2.2363});
+  base_metric["unit"] = current_metric["unit"] = "ratio";
+  const auto c = Compare(Set({Result("a", {base_metric})}), Set({Result("a", {current_metric})}), DefaultGatePolicy(), "2026-12-04");
+  ASSERT_EQ(c.metrics.size(), 1u);
+  EXPECT_NE(c.metrics[0].detail.find("exact: -1.2363 ratio"), std::string::npos) << c.metrics[0].detail;
+  EXPECT_NE(MarkdownReport(c).find("| 3.4726 | 2.2363 | -1.2363 ratio (-35.6%) |"), std::string::npos) << MarkdownReport(c);
+  EXPECT_EQ(ExactNumber(261632), "261632");
+  EXPECT_EQ(ExactNumber(0.1), "0.1");
+  EXPECT_EQ(ExactNumber(-1.2363), "-1.2363");
 }
 
 // A metric with too few samples under `insufficient_data: warn` is a skipped testcase, counted
