@@ -61,6 +61,7 @@ Subcommand AddRun(CLI::App& app, const std::string& self_exe) {
                                                  "with --target-mde: until its gated metrics are pinned (MAX 20)");
   cmd->add_option("--target-mde", run->target_mde, "With --repetitions auto: the change (0.10 = 10%) the gated sampled "
                                                    "metrics must be able to catch");
+  cmd->add_option("--only", run->only, "Run only the instances whose names match this glob (repeatable), e.g. 'smoke_*'");
   cmd->add_option("--policy", run->policy, "With --repetitions auto: the gate policy that says which metrics are gated");
   cmd->add_option("overrides", run->overrides, "key=value overrides, e.g. train.steps=5 lora.enabled=true");
   cmd->add_flag("--one-repetition", run->one_repetition, "")->group("");  // our launcher's ranks (harness/run_target.h)

@@ -171,6 +171,23 @@ struct ResolvedTarget {
   std::optional<AdaptiveRepetitions> adaptive;
 };
 
+std::vector<Job> OnlyMatching(std::vector<Job> jobs, const std::vector<std::string>& globs) {
+  std::vector<Job> kept;
+  std::string names;
+  for (Job& job : jobs) {
+    names += (names.empty() ? "" : ", ") + job.scenario.name;
+    bool match = false;
+    for (const auto& g : globs) match |= GlobMatch(g, job.scenario.name);
+    if (match) kept.push_back(std::move(job));
+  }
+  if (kept.empty()) {
+    std::string asked;
+    for (const auto& g : globs) asked += (asked.empty() ? "'" : ", '") + g + "'";
+    throw InputError("--only " + asked + " matches no instance of this target (its instances: " + names + ")");
+  }
+  return kept;
+}
+
 ResolvedTarget Resolve(const RunRequest& request, int world_size) {
   std::vector<std::string> overrides = request.overrides;
   if (world_size > 0) overrides.push_back("world_size=" + std::to_string(world_size));
@@ -180,6 +197,7 @@ ResolvedTarget Resolve(const RunRequest& request, int world_size) {
   }
   ResolvedTarget t;
   t.jobs = ResolveTarget(request.target, overrides, &t.title);
+  if (!request.only.empty()) t.jobs = OnlyMatching(std::move(t.jobs), request.only);
   if (request.repetitions > 0) {
     for (Job& job : t.jobs) job.repetitions = request.repetitions;
   }

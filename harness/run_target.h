@@ -29,6 +29,9 @@ struct RunRequest {
   std::optional<int> auto_max;
   std::optional<double> target_mde;
   std::string policy;                  // empty: the default gate policy
+  // --only GLOB (repeatable): the instances whose names match any of them (shell globs, as in
+  // gate policies); none matching is bad input naming the instances there are.
+  std::vector<std::string> only;
   // Set by our own launcher on the ranks of one repetition (harness/repetition_launch.h): the
   // target is that repetition's resolved scenario, written to --out as result.json. Without it,
   // a process started by torchrun/srun runs the whole target as one rank of the job.

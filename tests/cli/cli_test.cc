@@ -133,6 +133,20 @@ TEST(Cli, BadInputExitsTwoNamingTheProblem) {
   EXPECT_EQ(c.exit_code, 2) << c.output;
 }
 
+TEST(Cli, OnlyRunsTheMatchingInstances) {
+  const std::string out = testing::MakeTempDir("cli_only") + "/run";
+  Command c = Shardbench("run smoke --only 'smoke_f*' --quiet --out " + out + " train.steps=2 train.warmup_steps=1");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const nlohmann::json index = Load(out + "/index.json");
+  ASSERT_EQ(index["instances"].size(), 1u) << index.dump(2);
+  EXPECT_EQ(index["instances"][0]["name"], "smoke_flat");
+  c = Shardbench("run smoke --only 'nothing*' --only other --quiet --out " + out + "2");
+  EXPECT_EQ(c.exit_code, 2) << c.output;
+  EXPECT_NE(c.output.find("--only 'nothing*', 'other' matches no instance of this target (its instances: smoke, smoke_flat"),
+            std::string::npos)
+      << c.output;
+}
+
 TEST(Cli, VersionNamesTheBuild) {
   const BuildInfo& b = GetBuildInfo();
   ASSERT_FALSE(b.version.empty());
