@@ -2,9 +2,11 @@
 # translation units that use a precompiled header (ATen's headers are the bulk of every TU).
 find_program(CCACHE_PROGRAM ccache)
 if(CCACHE_PROGRAM)
+  # CCACHE_BASEDIR: paths under the checkout hash as relative ones, so a fresh clone elsewhere
+  # (CI's) reuses what another checkout compiled.
   set(launcher ${CMAKE_COMMAND} -E env
       CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
-      CCACHE_MAXSIZE=5G ${CCACHE_PROGRAM})
+      CCACHE_BASEDIR=${CMAKE_SOURCE_DIR} CCACHE_MAXSIZE=5G ${CCACHE_PROGRAM})
   set(CMAKE_C_COMPILER_LAUNCHER ${launcher})
   set(CMAKE_CXX_COMPILER_LAUNCHER ${launcher})
   message(STATUS "shardbench: using ccache (${CCACHE_PROGRAM})")

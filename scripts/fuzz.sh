@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes every parser of outside input with libFuzzer, ASan and UBSan (tests/fuzz/).
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]    SECONDS per target (default 60); every target by default
+#   scripts/fuzz.sh [--corpus] [SECONDS] [TARGET...]    SECONDS per target (default 60); every target by default
+#
+# --corpus also runs the malformed-input corpus (tests/malformed/) against this build's
+# shardbench, so every case runs under ASan and UBSan too (what CI does, with 10 s per target).
 #
 # Builds build-fuzz/ with clang (scripts/apt-packages.txt installs it), replays the inputs that
 # once failed (tests/fuzz/regressions/<target>/: each must now pass), then fuzzes each target
@@ -13,6 +16,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"  # the suite seeds name scenarios as /proc/self/cwd/scenarios/*.yaml
+corpus=0
+if [ "${1:-}" = --corpus ]; then corpus=1; shift; fi
 seconds=${1:-60}
 shift || true
 targets=("$@")
@@ -26,7 +31,9 @@ if [ ! -f "$build/build.ninja" ]; then
     -DSHARDBENCH_CUDA=OFF -DSHARDBENCH_BUILD_BENCHMARKS=OFF >"$build.configure.log" 2>&1 ||
     { cat "$build.configure.log"; exit 1; }
 fi
-cmake --build "$build" --parallel "${SHARDBENCH_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
+binaries=("${targets[@]/#/fuzz_}")
+[ $corpus = 0 ] || binaries+=(shardbench)
+cmake --build "$build" --parallel "${SHARDBENCH_JOBS:-$(nproc)}" --target "${binaries[@]}"
 
 # Leaks are findings too (ASan checks for them after each input and at exit).
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
@@ -57,8 +64,12 @@ for t in "${targets[@]}"; do
     failed+=("$t")
   fi
 done
+if [ $corpus = 1 ]; then
+  "$root/.venv/bin/python" tests/malformed/run_corpus.py "$build/shardbench" "$root" "$build/malformed" ||
+    failed+=("malformed-input corpus")
+fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz: findings in ${failed[*]}"
   exit 1
 fi
-echo "fuzz: no findings in ${targets[*]}"
+echo "fuzz: no findings in ${targets[*]}$([ $corpus = 0 ] || echo ', nor in the malformed-input corpus')"

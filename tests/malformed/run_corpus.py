@@ -76,6 +76,9 @@ for case in cases(ctx):
         problems.append(f"exit {code}, expected {want}")
     if "internal error" in text:
         problems.append("internal error")
+    for sanitizer in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):  # an ASan/UBSan build
+        if sanitizer in text:
+            problems.append(sanitizer.rstrip(":"))
     for needle in case.get("says", []):
         if needle.replace("{case}", case_dir) not in text:
             problems.append(f"message lacks {needle!r}")
