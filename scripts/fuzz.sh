@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh [--corpus] [SECONDS] [TARGET...]    SECONDS per target (default 60); every target by default
 #
 # --corpus also runs the malformed-input corpus (tests/malformed/) against this build's
-# shardbench, so every case runs under ASan and UBSan too (what CI does, with 10 s per target).
+# shardbench, so every case runs under ASan and UBSan too (what CI does, with 5 s per target).
 #
 # Builds build-fuzz/ with clang (scripts/apt-packages.txt installs it), replays the inputs that
 # once failed (tests/fuzz/regressions/<target>/: each must now pass), then fuzzes each target
