@@ -15,6 +15,7 @@
 
 #include "cli/batches_command.h"
 #include "cli/compare_command.h"
+#include "cli/export_command.h"
 #include "cli/inspect_commands.h"
 #include "cli/merge_command.h"
 #include "cli/run_command.h"
@@ -110,6 +111,17 @@ Subcommand AddMerge(CLI::App& app) {
   return {cmd, [merge] { return cli::MergeCommand(*merge); }};
 }
 
+Subcommand AddExport(CLI::App& app) {
+  auto e = std::make_shared<cli::ExportArgs>();
+  auto* cmd = app.add_subcommand("export", "Write a run's metrics for other benchmark tools: Google Benchmark JSON "
+                                           "(compare.py), Bencher Metric Format, github-action-benchmark");
+  cmd->add_option("run", e->run, "A run directory, index.json or result file")->required();
+  cmd->add_option("--format", e->format, "gbench | bencher | gab-smaller | gab-bigger (github-action-benchmark's "
+                                         "customSmallerIsBetter / customBiggerIsBetter)")->required();
+  cmd->add_option("--out", e->out, "Write here (a new file) instead of stdout");
+  return {cmd, [e] { return cli::ExportCommand(*e); }};
+}
+
 Subcommand AddHistory(CLI::App& app) {
   auto history = std::make_shared<cli::HistoryArgs>();
   auto* cmd = app.add_subcommand("history", "Find change points in every metric's series over a directory of runs");
@@ -187,6 +199,7 @@ int main(int argc, char** argv) {
       AddPlan(app),
       AddCompare(app),
       AddMerge(app),
+      AddExport(app),
       AddHistory(app),
       AddShrink(app, self_exe),
       AddBatches(app),

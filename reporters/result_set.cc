@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "engine/common/error.h"
+#include "reporters/gbench_import.h"
 #include "reporters/results_reader.h"
 
 namespace shardbench {
@@ -81,9 +82,18 @@ ResultSet LoadResultSet(const std::string& path_text) {
       std::sort(files.begin(), files.end());
       for (const auto& f : files) {
         nlohmann::json j = ReadJson(f);
-        if (IsResult(j)) set.instances.push_back(FromResult(std::move(j), f));
+        if (IsResult(j)) {
+          set.instances.push_back(FromResult(std::move(j), f));
+        } else if (IsGoogleBenchmark(j)) {
+          // One file per benchmark program (scripts/micro.sh): two programs may name a benchmark alike.
+          for (auto& i : ImportGoogleBenchmark(j, f.string()).instances) {
+            i.name = f.stem().string() + "/" + i.name;
+            set.instances.push_back(std::move(i));
+          }
+        }
       }
-      if (set.instances.empty()) throw InputError(path_text + ": no index.json and no result files in this directory");
+      if (set.instances.empty())
+        throw InputError(path_text + ": no index.json, no result files and no Google Benchmark JSON in this directory");
     }
   } else if (fs::exists(path)) {
     nlohmann::json j = ReadJson(path);
@@ -91,8 +101,11 @@ ResultSet LoadResultSet(const std::string& path_text) {
       set = FromIndex(j, path);
     } else if (IsResult(j)) {
       set.instances.push_back(FromResult(std::move(j), path));
+    } else if (IsGoogleBenchmark(j)) {
+      set = ImportGoogleBenchmark(j, path_text);
     } else {
-      throw InputError(path_text + ": neither a shardbench result (schema_version, metrics) nor a suite index (instances)");
+      throw InputError(path_text + ": neither a shardbench result (schema_version, metrics), a suite index (instances) "
+                       "nor Google Benchmark JSON (context, benchmarks)");
     }
   } else {
     throw InputError(path_text + ": no such results file or directory");

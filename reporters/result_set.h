@@ -1,6 +1,7 @@
 // Results as `compare` and `history` read them: one result file, a suite's index.json (every
-// instance, including those that could not run, with their expected colour), or a directory
-// holding either. History is a directory of such run directories, oldest first.
+// instance, including those that could not run, with their expected colour), Google Benchmark
+// JSON (reporters/gbench_import.h), or a directory holding result files or an index. History is
+// a directory of such runs, oldest first.
 #pragma once
 
 #include <string>

@@ -1,75 +1,81 @@
-// Engine overhead at world size 1: the flat (FSDP1) engine's step time over the plain
-// unsharded step, measured side by side in one process (steps alternate between the two
-// models, so drift in machine speed affects both alike). Not a test: it prints measurements.
+// Google Benchmark: the flat (FSDP1) engine's step time over the plain unsharded step at world
+// size 1, on the tiny and the 125m model. Each iteration runs one plain and one flat step on the same batch,
+// alternating which goes first, so drift in machine speed affects both alike; the benchmark's
+// time is the flat step's (manual time) and the counters say the plain step's and their ratio.
 //
-//   build/shardbench_engine_overhead [model=tiny] [lora=0|1] [steps=20] [batch=4] [seq=64]
-#include <ATen/ATen.h>
-#include <ATen/Parallel.h>
+//   build/shardbench_engine_overhead [--benchmark_repetitions=5] [--benchmark_out=o.json]
+//
+// Names read BM_EngineOverhead/model:tiny/lora:1/batch:4/seq:64 (ArgNames); scripts/micro.sh runs it with
+// the other micro-benchmarks into one directory that `shardbench compare` and `history` read.
+#include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <map>
+#include <ATen/ATen.h>
+
 #include <string>
+#include <tuple>
 
 #include "engine/model/llama.h"
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/param_groups.h"
 #include "engine/shard/flat_sharded_model.h"
 #include "engine/train/trainer.h"
-#include "reporters/statistics.h"
+
+namespace {
 
 using namespace shardbench;
 
-int main(int argc, char** argv) {
-  std::map<std::string, std::string> args{{"model", "tiny"}, {"lora", "0"}, {"steps", "20"}, {"batch", "4"},
-                                          {"seq", "64"}, {"policy", "transformer_block"}};
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto eq = a.find('=');
-    if (eq == std::string::npos || !args.count(a.substr(0, eq))) {
-      std::fprintf(stderr, "usage: %s [model=tiny] [lora=0|1] [steps=20] [batch=4] [seq=64] [policy=transformer_block]\n", argv[0]);
-      return 2;
-    }
-    args[a.substr(0, eq)] = a.substr(eq + 1);
-  }
-  const auto config = model::NamedLlamaConfig(args["model"]);
+void EngineOverhead(benchmark::State& state, const std::string& model_name) {
+  const auto config = model::NamedLlamaConfig(model_name);
   model::LoraConfig lora;
-  lora.enabled = args["lora"] == "1";
-  const int steps = std::stoi(args["steps"]);
-  const int64_t batch = std::stoll(args["batch"]), seq = std::stoll(args["seq"]);
+  lora.enabled = state.range(0) == 1;
+  const int64_t batch = state.range(1), seq = state.range(2);
 
   auto plain = model::BuildInitializedLlama(config, lora, 1, at::TensorOptions());
   auto wrapped = model::BuildInitializedLlama(config, lora, 1, at::TensorOptions());
-  shard::FlatShardedModel flat(*wrapped, nullptr, {shard::ParseWrapPolicy(args["policy"]), true, true});
+  shard::FlatShardedModel flat(*wrapped, nullptr, {shard::ParseWrapPolicy("transformer_block"), true, true});
   optim::AdamW plain_opt(optim::MakeParamGroups(*plain, 1e-3, 0.0, true));
   optim::AdamW flat_opt(optim::MakeParamGroups(flat.named_parameters(), 1e-3, 0.0, true));
   train::Trainer plain_trainer(*plain, plain_opt, nullptr, nullptr);
   train::Trainer flat_trainer(*wrapped, flat_opt, nullptr, &flat);
   model::SyntheticData data(1, config.vocab_size, seq);
+  for (int s = 0; s < 2; ++s) {  // warmup: optimizer state allocated, caches warm
+    plain_trainer.step(data.batch(s, 0, batch));
+    flat_trainer.step(data.batch(s, 0, batch));
+  }
 
-  std::vector<double> plain_s, flat_s, ratios;
-  for (int s = 0; s < steps + 2; ++s) {
-    auto b = data.batch(s, 0, batch);
-    // Alternate which goes first so neither always runs on a warmer cache.
+  double plain_seconds = 0, flat_seconds = 0;
+  int64_t step = 2;
+  for (auto _ : state) {
+    const auto b = data.batch(step, 0, batch);
     double tp, tf;
-    if (s % 2 == 0) {
+    if (step++ % 2 == 0) {  // neither always runs on a warmer cache
       tp = plain_trainer.step(b).seconds;
       tf = flat_trainer.step(b).seconds;
     } else {
       tf = flat_trainer.step(b).seconds;
       tp = plain_trainer.step(b).seconds;
     }
-    if (s < 2) continue;  // warmup
-    plain_s.push_back(tp);
-    flat_s.push_back(tf);
-    ratios.push_back(tf / tp);
+    state.SetIterationTime(tf);
+    plain_seconds += tp;
+    flat_seconds += tf;
   }
-  const Summary p = Summarize(plain_s), f = Summarize(flat_s), r = Summarize(ratios);
-  std::printf("model=%s lora=%s policy=%s batch=%lld seq=%lld steps=%d threads=%d\n", args["model"].c_str(),
-              args["lora"].c_str(), args["policy"].c_str(), (long long)batch, (long long)seq, steps, at::get_num_threads());
-  std::printf("  plain step  median %.2f ms  (p10 %.2f, p90 %.2f)\n", p.median * 1e3, p.p10 * 1e3, p.p90 * 1e3);
-  std::printf("  flat  step  median %.2f ms  (p10 %.2f, p90 %.2f)\n", f.median * 1e3, f.p10 * 1e3, f.p90 * 1e3);
-  std::printf("  flat/plain  median %.3f  (p10 %.3f, p90 %.3f)\n", r.median, r.p10, r.p90);
+  state.counters["plain_step_s"] = benchmark::Counter(plain_seconds, benchmark::Counter::kAvgIterations);
+  state.counters["flat_over_plain"] = flat_seconds / plain_seconds;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+  // The model is a name, not a number, so each gets its own family.
+  for (const auto& [model_name, batch, seq] : {std::tuple<std::string, int64_t, int64_t>{"tiny", 4, 64}, {"125m", 2, 128}}) {
+    benchmark::RegisterBenchmark(("BM_EngineOverhead/model:" + model_name).c_str(), EngineOverhead, model_name)
+        ->ArgNames({"lora", "batch", "seq"})
+        ->ArgsProduct({{0, 1}, {batch}, {seq}})
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
   return 0;
 }

@@ -1,5 +1,7 @@
-// What `compare`, `history`, `merge` and `report` read: result files and a run's index.json.
+// What `compare`, `history`, `merge` and `report` read: result files, a run's index.json and
+// Google Benchmark JSON (reporters/gbench_import.h).
 // One document is read as each kind, since every reader must refuse what is not its kind.
+#include "reporters/gbench_import.h"
 #include "reporters/results_reader.h"
 #include "tests/fuzz/fuzz_input.h"
 
@@ -18,5 +20,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   });
   AcceptOrRefuse([&] { shardbench::ReadRunResult(document, file.path()); });
   AcceptOrRefuse([&] { shardbench::ReadIndex(document, file.path()); });
+  AcceptOrRefuse([&] {
+    for (const auto& instance : shardbench::ImportGoogleBenchmark(document, file.path()).instances) {
+      if (!instance.result.is_null()) shardbench::ReadInstance(instance);
+    }
+  });
   return 0;
 }

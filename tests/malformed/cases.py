@@ -298,6 +298,15 @@ def results(ctx):
             index | {"instances": [index["instances"][0] | {"file": "../../../../etc/passwd"}]})},
          "argv": ["compare", prev, "{case}/cur", "--quiet"], "says": ["index.json", "field 'file'"]},
         {"name": "results-missing-dir", "argv": ["compare", prev, "{case}/nothing", "--quiet"], "says": ["nothing"]},
+        {"name": "results-gbench-time-unit", "files": {"g.json": json.dumps(
+            {"context": {}, "benchmarks": [{"name": "BM_x", "real_time": 1, "cpu_time": 1, "time_unit": "fortnights"}]})},
+         "argv": ["compare", "{case}/g.json", "{case}/g.json", "--quiet"], "says": ["g.json", "benchmarks[0].time_unit"]},
+        {"name": "results-gbench-no-time", "files": {"g.json": json.dumps(
+            {"context": {}, "benchmarks": [{"name": "BM_x", "time_unit": "ns"}]})},
+         "argv": ["history", "{case}"], "says": ["g.json", "real_time"]},
+        {"name": "export-unknown-format", "argv": ["export", prev, "--format", "csv"], "says": ["--format csv", "gbench"]},
+        {"name": "export-out-exists", "argv": ["export", prev, "--format", "gbench", "--out", os.path.join(prev, "index.json")],
+         "says": ["already exists"]},
         {"name": "policy-not-yaml", "files": {"p.yaml": "a: [b"}, "argv": ["compare", prev, prev, "--policy", "{case}/p.yaml"],
          "says": ["p.yaml"]},
         {"name": "policy-unknown-key", "files": {"p.yaml": "thresholdz: 3\n"},
