@@ -116,18 +116,24 @@ InstanceLaunches LaunchInstance(const Job& job, size_t instances, const std::str
 // The index entry of an instance while it runs: what a run killed mid-instance (kill -9, the
 // machine lost) leaves behind. Readers treat it as an instance that could not run (red in
 // compare); a torchrun restart runs it again.
+// What every index entry of an instance starts with: who it is and what its suite expects.
+nlohmann::json EntryOf(const Job& job) {
+  return {{"name", job.scenario.name}, {"file", nullptr}, {"expect", job.expect}, {"why", job.why}};
+}
+
 nlohmann::json RunningEntryJson(const Job& job) {
-  return {{"name", job.scenario.name}, {"file", nullptr}, {"expect", job.expect}, {"why", job.why},
-          {"status", "running"}, {"colour", "error"}, {"as_expected", false},
-          {"message", "started at " + NowIso8601Utc() + "; the run ended before this instance finished"}};
+  nlohmann::json entry = EntryOf(job);
+  entry.update({{"status", "running"}, {"colour", "error"}, {"as_expected", false},
+                {"message", "started at " + NowIso8601Utc() + "; the run ended before this instance finished"}});
+  return entry;
 }
 
 // The index entry of one instance; writes DIR/<instance>.json, its repetitions merged.
 // `worst`: the worst exit code of an instance that could not run and was not expected not to.
 nlohmann::json IndexEntryJson(const Job& job, const InstanceLaunches& l, const std::optional<AdaptiveRepetitions>& adaptive,
                           const std::string& out_dir, const RunRequest& request, const RunDisplay& display, int& worst) {
-  nlohmann::json entry = {{"name", job.scenario.name}, {"file", nullptr}, {"expect", job.expect}, {"why", job.why},
-                          {"repetitions", l.reps.size()}};
+  nlohmann::json entry = EntryOf(job);
+  entry["repetitions"] = l.reps.size();
   if (adaptive && l.pin) {
     nlohmann::json mde = nlohmann::json::object();
     for (const auto& [metric, v] : l.pin->mde) mde[metric] = std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();

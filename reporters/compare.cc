@@ -16,13 +16,6 @@
 namespace shardbench {
 namespace {
 
-std::string Fixed(double v, int digits) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(digits);
-  s << v;
-  return s.str();
-}
 
 std::string Signed(double v) { return (v > 0 ? "+" : "") + ExactNumber(v); }
 
@@ -109,6 +102,13 @@ const char* VerdictName(Verdict v) {
     case Verdict::kUnderpowered: return "underpowered";
   }
   return "?";
+}
+
+const std::vector<std::string>* Comparison::scenario_change(const std::string& instance) const {
+  for (const auto& [name, diffs] : scenario_changes) {
+    if (name == instance) return &diffs;
+  }
+  return nullptr;
 }
 
 int Comparison::regressions() const {
@@ -260,11 +260,11 @@ struct PendingRule {
   bool has_current = false;
 };
 
-// The notes that say the two sides did not run the same thing: scenario and library versions.
+// What says the two sides did not run the same thing: the scenario and library versions.
 void NoteDifferences(const std::string& instance, const StoredResult& br, const StoredResult& cr, Comparison& out) {
   std::vector<std::string> diffs;
   DiffConfig(br.config, cr.config, "", diffs);
-  for (const auto& d : diffs) out.notes.push_back("instance '" + instance + "': scenario differs: " + d);
+  if (!diffs.empty()) out.scenario_changes.emplace_back(instance, diffs);
   // A version matrix: the libraries each side ran (the peer's torch, transformers, peft, or
   // our own build's torch), so a regression reads as one between versions.
   std::vector<std::string> versions;

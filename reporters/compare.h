@@ -67,7 +67,11 @@ struct Comparison {
   std::vector<MetricComparison> metrics;
   std::vector<CheckOutcome> checks;     // CURRENT's checks
   std::vector<std::string> failures;    // red for reasons other than a metric or a check (an instance missing or erroring)
-  std::vector<std::string> notes;       // informational: new instances, changed configs, expired suppressions
+  std::vector<std::string> notes;       // informational: new instances, changed versions, expired suppressions
+  // Instances whose two sides ran different scenarios, each with its differences ("lora.r 16 ->
+  // 32"): their metrics moved with the change (reports group them under it).
+  std::vector<std::pair<std::string, std::vector<std::string>>> scenario_changes;
+  const std::vector<std::string>* scenario_change(const std::string& instance) const;
   double seconds = 0;                   // wall time Compare took to judge (JUnit's suite time)
   int regressions() const;
   int failed_checks() const;

@@ -137,6 +137,7 @@ std::string ConsoleReport(const Comparison& c) {
       << "\n    " << k.detail << "\n";
   }
   for (const auto& f : c.failures) s << "problem: " << f << "\n";
+  for (const auto& [instance, diffs] : c.scenario_changes) s << "scenario changed: " << instance << ": " << Joined(diffs) << "\n";
   for (const auto& n : c.notes) s << "note: " << n << "\n";
   const std::string power = PowerLine(c);
   if (!power.empty()) s << power << "\n";
@@ -201,14 +202,31 @@ std::string MarkdownReport(const Comparison& c) {
     for (const auto& f : c.failures) s.item("- " + EscapeMarkdown(f) + "\n");
     s.structure("\n");
   }
-  int interesting = 0;
-  for (const auto& m : c.metrics) interesting += Interesting(m);
-  if (interesting > 0) {
+  // Metrics that moved on an unchanged scenario; then, once per instance whose scenario changed,
+  // its differences and the metrics that moved with them (not a regression of the same thing).
+  int interesting = 0, moved_alone = 0;
+  for (const auto& m : c.metrics) {
+    interesting += Interesting(m);
+    moved_alone += Interesting(m) && !c.scenario_change(m.instance);
+  }
+  if (moved_alone > 0) {
     s.structure(table_header);
     for (const auto& m : c.metrics) {
-      if (Interesting(m)) s.item(row(m));
+      if (Interesting(m) && !c.scenario_change(m.instance)) s.item(row(m));
     }
     s.structure("\n");
+  }
+  for (const auto& [instance, diffs] : c.scenario_changes) {
+    s.structure("**Scenario changed: `" + EscapeMarkdown(instance) + "`** (" + EscapeMarkdown(Joined(diffs)) +
+                "); what moved with it:\n\n");
+    bool any = false;
+    for (const auto& m : c.metrics) {
+      if (m.instance != instance || !Interesting(m)) continue;
+      if (!any) s.structure(table_header);
+      any = true;
+      s.item(row(m));
+    }
+    s.structure(any ? "\n" : "nothing.\n\n");
   }
   if (!c.notes.empty()) {
     s.structure("<details><summary>Notes (" + std::to_string(c.notes.size()) + ")</summary>\n\n");

@@ -6,6 +6,7 @@
 
 #include "reporters/compare_reports.h"
 #include "reporters/dashboard_assets.h"
+#include "reporters/format.h"
 #include "reporters/statistics.h"
 
 namespace shardbench {
@@ -30,8 +31,12 @@ nlohmann::json ComparisonJson(const Comparison& c) {
     checks.push_back({{"instance", k.instance}, {"name", k.name}, {"passed", k.passed}, {"detail", k.detail},
                       {"expected_red", k.expected_red}});
   }
+  // The page lists scenario changes among the notes, first.
+  std::vector<std::string> notes;
+  for (const auto& [instance, diffs] : c.scenario_changes) notes.push_back("scenario changed: " + instance + ": " + Joined(diffs));
+  notes.insert(notes.end(), c.notes.begin(), c.notes.end());
   return {{"base", c.base_source}, {"current", c.current_source}, {"policy", c.policy_source}, {"summary", SummaryLine(c)},
-          {"red", c.red()}, {"colour", c.colour()}, {"metrics", metrics}, {"checks", checks}, {"failures", c.failures}, {"notes", c.notes}};
+          {"red", c.red()}, {"colour", c.colour()}, {"metrics", metrics}, {"checks", checks}, {"failures", c.failures}, {"notes", notes}};
 }
 
 // Per rank, the distribution of busy time (step time minus time blocked in collectives) and

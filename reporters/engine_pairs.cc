@@ -46,12 +46,6 @@ std::optional<RatioFigure> Ratio(const StoredResult& a, const StoredResult& b, c
   return std::nullopt;
 }
 
-std::string Fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
 std::string Sci(double v) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.2e", v);

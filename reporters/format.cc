@@ -63,11 +63,23 @@ std::string FormatValue(double value, const std::string& unit) {
   return unit.empty() ? number : number + " " + unit;
 }
 
+std::string Fixed(double value, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, value);
+  return buf;
+}
+
 std::string FormatDelta(double ratio) {
   if (!std::isfinite(ratio)) return "new";
   const double pct = (ratio - 1) * 100;
   if (pct == 0) return "0%";
   return Printf(std::abs(pct) < 0.1 ? "%+.3f%%" : "%+.1f%%", pct);
+}
+
+std::string Joined(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
 }
 
 std::string EscapeMarkdown(const std::string& text) {

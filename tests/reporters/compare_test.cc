@@ -244,8 +244,9 @@ TEST(CompareVerdicts, MissingInstancesAreRedConfigChangesAreNoted) {
   const auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-02");
   ASSERT_EQ(c.failures.size(), 1u);
   EXPECT_NE(c.failures[0].find("'b'"), std::string::npos);
-  ASSERT_FALSE(c.notes.empty());
-  EXPECT_NE(c.notes[0].find("train.steps 10 -> 20"), std::string::npos) << c.notes[0];
+  ASSERT_EQ(c.scenario_changes.size(), 1u);
+  EXPECT_EQ(c.scenario_changes[0].first, "a");
+  EXPECT_EQ(c.scenario_changes[0].second, std::vector<std::string>{"train.steps 10 -> 20"});
 }
 
 // A gated metric the current run did not write (or wrote without samples) keeps the gate from
@@ -318,6 +319,29 @@ TEST(CompareReports, MarkdownStaysUnderTheCommentLimit) {
   EXPECT_NE(md.find("| nightly\\_instance\\_with\\_a\\_long\\_name\\_7 | metric\\_3\\_bytes |"), std::string::npos);
   EXPECT_NE(md.find("more rows and lines are in the full report"), std::string::npos);
   EXPECT_NE(md.rfind("</details>"), std::string::npos);  // the folded section is closed
+}
+
+// A scenario change (here train.steps) is said once for its instance, with what moved under it,
+// not listed among the regressions of instances that ran the same thing.
+TEST(CompareReports, MarkdownGroupsWhatMovedWithAScenarioChange) {
+  const auto base = Set({Result("changed", {Exact("a_bytes", {100}), Exact("b_bytes", {100})}, {}, 10),
+                         Result("same", {Exact("a_bytes", {100})}, {}, 10)});
+  const auto cur = Set({Result("changed", {Exact("a_bytes", {200}), Exact("b_bytes", {300})}, {}, 20),
+                        Result("same", {Exact("a_bytes", {150})}, {}, 10)});
+  const auto c = Compare(base, cur, DefaultGatePolicy(), "2026-12-04");
+  ASSERT_EQ(c.scenario_changes.size(), 1u);
+  EXPECT_EQ(c.scenario_changes[0].first, "changed");
+  const std::string md = MarkdownReport(c);
+  const size_t heading = md.find("**Scenario changed: `changed`** (train.steps 10 -\\> 20)");
+  ASSERT_NE(heading, std::string::npos) << md;
+  EXPECT_EQ(md.find("Scenario changed", heading + 3), std::string::npos) << "said once per instance:\n" << md;
+  const size_t same_row = md.find("| same | a\\_bytes |"), changed_row = md.find("| changed | a\\_bytes |");
+  ASSERT_NE(same_row, std::string::npos) << md;
+  ASSERT_NE(changed_row, std::string::npos) << md;
+  EXPECT_LT(same_row, heading);     // the unchanged scenario's regression first
+  EXPECT_GT(changed_row, heading);  // the changed one's metrics under its heading
+  EXPECT_GT(md.find("| changed | b\\_bytes |"), heading);
+  EXPECT_NE(ConsoleReport(c).find("scenario changed: changed: train.steps 10 -> 20"), std::string::npos) << ConsoleReport(c);
 }
 
 // An exact metric that is not a whole number keeps its digits: a ratio that fell by 1.2363 is
