@@ -14,7 +14,8 @@
 #
 # Reports (in --reports, default reports/): compare.md (the PR/issue comment), junit.xml (the
 # CI test view), dashboard.html (the comparison, memory, loss curves and every metric's trend
-# with its change points) and history.md. The first night has no baseline: it records and exits.
+# with its change points), history.md, and tonight's figures as export.{gbench,bencher,gab-smaller,
+# gab-bigger}.json. The first night has no baseline: it records, exports and exits.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SHARDBENCH_BIN:-$root/build/shardbench}
@@ -52,6 +53,12 @@ if [ "$rc" -ge 2 ]; then
   echo "ci/nightly.sh: the suite could not run (exit $rc); see $run_dir" >&2
   exit "$rc"
 fi
+
+# Tonight's figures for other tools, every night (reporters/benchmark_export.h): Google Benchmark
+# JSON, Bencher Metric Format, github-action-benchmark's two lists.
+for format in gbench bencher gab-smaller gab-bigger; do
+  "$bin" export "$run_dir" --format "$format" >"$reports/export.$format.json" 2>>"$reports/export.log"
+done
 
 if [ -z "$baseline" ]; then
   # Nothing was judged tonight: say so plainly (the run's own checks still set the exit code).
