@@ -14,7 +14,8 @@
 #
 # Reports (in --reports, default reports/): compare.md (the PR/issue comment), junit.xml (the
 # CI test view), dashboard.html (the comparison, memory, loss curves and every metric's trend
-# with its change points), history.md, and tonight's figures as export.{gbench,bencher,gab-smaller,
+# with its change points), history.md and history.html (every metric's trend, alerts first),
+# and tonight's figures as export.{gbench,bencher,gab-smaller,
 # gab-bigger}.json. The first night has no baseline: it records, exports and exits.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,5 +69,6 @@ fi
 gate=0
 "$bin" compare "$baseline" "$run_dir" --policy "$policy" --markdown "$reports/compare.md" \
   --junit "$reports/junit.xml" --html "$reports/dashboard.html" --history "$history" || gate=$?
-"$bin" history "$history" --markdown "$reports/history.md" >/dev/null || true  # informational
+"$bin" history "$history" --markdown "$reports/history.md" --html "$reports/history.html" --policy "$policy" \
+  >/dev/null || true  # informational
 exit "$gate"

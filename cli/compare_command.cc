@@ -1,6 +1,7 @@
 #include "cli/compare_command.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "engine/common/durable_file.h"
@@ -63,6 +64,8 @@ int CompareCommand(const CompareArgs& args) {
     if (!args.junit.empty()) WriteFileAtomically(args.junit, JUnitReport(c));
     if (!args.html.empty()) {
       DashboardInput in{"shardbench compare", &c, &base, &current, history ? &*history : nullptr};
+      in.page_dir = std::filesystem::path(args.html).parent_path().string();
+      in.policy = &policy;
       WriteFileAtomically(args.html, DashboardHtml(in));
     }
   } catch (const std::exception& e) {
@@ -73,11 +76,17 @@ int CompareCommand(const CompareArgs& args) {
 }
 
 int HistoryCommand(const HistoryArgs& args) {
+  const GatePolicy policy = args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy);
   const History h = BuildHistory(LoadHistory(args.dir), args.instance, args.metric);
   if (h.series.empty()) throw InputError(args.dir + ": no metric matches instance '" + args.instance + "' and metric '" + args.metric + "'");
   try {
     if (!args.markdown.empty()) WriteFileAtomically(args.markdown, HistoryMarkdownReport(h));
-    if (!args.html.empty()) WriteFileAtomically(args.html, DashboardHtml({"shardbench history: " + args.dir, nullptr, nullptr, nullptr, &h}));
+    if (!args.html.empty()) {
+      DashboardInput in{"shardbench history: " + args.dir, nullptr, nullptr, nullptr, &h};
+      in.page_dir = std::filesystem::path(args.html).parent_path().string();
+      in.policy = &policy;
+      WriteFileAtomically(args.html, DashboardHtml(in));
+    }
   } catch (const std::exception& e) {
     throw InfraError(std::string("writing reports: ") + e.what());
   }

@@ -29,6 +29,7 @@ struct HistoryArgs {
   std::string dir;
   std::string instance = "*", metric = "*";  // globs
   std::string markdown, html;
+  std::string policy;  // whose thresholds the page draws; empty: the defaults
 };
 
 int HistoryCommand(const HistoryArgs& args);

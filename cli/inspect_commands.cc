@@ -1,7 +1,10 @@
 #include "cli/inspect_commands.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/model/llama_config.h"
 #include "engine/profile/model_flops.h"
@@ -13,9 +16,15 @@
 namespace shardbench::cli {
 
 int ShowCommand(const TargetArgs& args) {
-  for (const Job& job : ResolveTarget(args.target, args.overrides, nullptr)) {
+  std::string title;
+  TargetSource source;
+  const std::vector<Job> jobs = ResolveTarget(args.target, args.overrides, &title, &source);
+  std::cout << "# " << source.kind << " '" << title << "' (" << source.path << "): " << jobs.size() << " instance"
+            << (jobs.size() == 1 ? "" : "s") << ", "
+            << (args.all ? "every field" : "the fields that differ from the defaults (--all: every field)") << "\n\n";
+  for (const Job& job : jobs) {
     std::cout << "# " << job.scenario.name << "  (repetitions " << job.repetitions << ", expect " << job.expect
-              << ")\n---\n" << ScenarioToYaml(job.scenario) << "\n\n";
+              << ")\n---\n" << ScenarioToYaml(job.scenario, !args.all) << "\n\n";
   }
   return 0;
 }
@@ -58,7 +67,38 @@ void PrintScaling(Scenario s, const ScaleArgs& scale) {
 
 }  // namespace
 
+// `plan --json`: per instance, rank 0's predicted bytes (held and peak per category, the total)
+// and each collective's count and bytes per step, for scripts.
+int PlanJson(const TargetArgs& args) {
+  nlohmann::json instances = nlohmann::json::array();
+  for (const Job& job : ResolveTarget(args.target, args.overrides, nullptr)) {
+    const auto p = PlanScenarioMemory(job.scenario, 0);
+    nlohmann::json held = nlohmann::json::object(), peak = nlohmann::json::object();
+    for (size_t i = 0; i < memory::kCategories; ++i) {
+      held[memory::CategoryName(memory::CategoryAt(i))] = p.bytes.held.bytes[i];
+      peak[memory::CategoryName(memory::CategoryAt(i))] = p.bytes.peak.bytes[i];
+    }
+    const memory::CommPrediction c = PlanScenarioComm(job.scenario);
+    nlohmann::json comm = nlohmann::json::object();
+    for (size_t i = 0; i < c.per_step.size(); ++i) {
+      if (c.per_step[i].count == 0) continue;
+      comm[comm::CollectiveName(static_cast<comm::Collective>(i))] = {{"count", c.per_step[i].count},
+                                                                      {"bytes", c.per_step[i].bytes}};
+    }
+    instances.push_back({{"name", job.scenario.name}, {"world_size", job.scenario.world_size}, {"rank", 0},
+                         {"memory", {{"held", held}, {"peak", peak}, {"total", p.total()}, {"units", p.units}}},
+                         {"comm_per_step", comm}, {"comm_exact", c.exact},
+                         {"wire_bytes_per_step", c.wire_bytes(job.scenario.world_size)}});
+  }
+  std::cout << nlohmann::json{{"instances", instances},
+                              {"note", "bytes; activations are an estimate (engine/memory/memory_model.cc), the rest "
+                                       "follows the engines' layouts"}}.dump(2)
+            << "\n";
+  return 0;
+}
+
 int PlanCommand(const TargetArgs& args, const ScaleArgs& scale) {
+  if (args.json) return PlanJson(args);
   const double gib = 1024.0 * 1024 * 1024;
   const bool scaling = scale.nodes > 0;
   std::printf("%-64s %9s %9s %9s %9s %9s %9s\n", "instance (rank 0, GiB)", "params", "unsh.peak", "grads", "optim",
@@ -85,7 +125,13 @@ int PlanCommand(const TargetArgs& args, const ScaleArgs& scale) {
 }
 
 int ListCommand() {
-  for (const auto& row : ListShipped()) std::printf("%-9s %-18s %s\n", row[0].c_str(), row[1].c_str(), row[2].c_str());
+  const auto rows = ListShipped();
+  int kind = 0, name = 0;  // column widths: descriptions start in one column however long the names
+  for (const auto& row : rows) {
+    kind = std::max(kind, static_cast<int>(row[0].size()));
+    name = std::max(name, static_cast<int>(row[1].size()));
+  }
+  for (const auto& row : rows) std::printf("%-*s  %-*s  %s\n", kind, row[0].c_str(), name, row[1].c_str(), row[2].c_str());
   return 0;
 }
 

@@ -13,6 +13,8 @@ namespace shardbench::cli {
 struct TargetArgs {
   std::string target;                  // suite or scenario: a file or a shipped name
   std::vector<std::string> overrides;  // key=value
+  bool all = false;                    // show: every field, not only those that differ from the defaults
+  bool json = false;                   // plan: JSON instead of tables
 };
 
 int ShowCommand(const TargetArgs& args);

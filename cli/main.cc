@@ -130,6 +130,7 @@ Subcommand AddHistory(CLI::App& app) {
   cmd->add_option("--metric", history->metric, "Only metrics matching this glob");
   cmd->add_option("--markdown", history->markdown, "Write the change points as Markdown here");
   cmd->add_option("--html", history->html, "Write the trends dashboard here");
+  cmd->add_option("--policy", history->policy, "Gate policy whose thresholds the dashboard draws (default: the defaults)");
   return {cmd, [history] { return cli::HistoryCommand(*history); }};
 }
 
@@ -161,6 +162,7 @@ Subcommand AddInspect(CLI::App& app, const std::string& name, const std::string&
   auto* cmd = app.add_subcommand(name, help);
   cmd->add_option("target", args->target, "Suite or scenario: a file or a shipped name")->required();
   cmd->add_option("overrides", args->overrides, "key=value overrides, e.g. model=llama2-70b world_size=8");
+  if (name == "show") cmd->add_flag("--all", args->all, "Every field, not only those that differ from the defaults");
   return {cmd, [args, command] { return command(*args); }};
 }
 
@@ -171,6 +173,8 @@ Subcommand AddPlan(CLI::App& app) {
                                          "scenario (allocates nothing); with --nodes, how it scales to 1024 GPUs");
   cmd->add_option("target", args->target, "Suite or scenario: a file or a shipped name")->required();
   cmd->add_option("overrides", args->overrides, "key=value overrides, e.g. model=llama2-70b world_size=8");
+  cmd->add_flag("--json", args->json, "JSON (bytes per category held and at peak, collectives per step) for scripts; "
+                                         "(without the --nodes scaling table)");
   cmd->add_option("--nodes", scale->nodes, "Nodes of the cluster you plan for (marks its row; adds the scaling table)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--gpus-per-node", scale->links.gpus_per_node, "GPUs per node (default 8)")->check(CLI::PositiveNumber);

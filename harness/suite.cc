@@ -93,7 +93,8 @@ Suite LoadSuiteFile(const std::string& path) {
   return suite;
 }
 
-std::vector<Job> ResolveTarget(const std::string& target, const std::vector<std::string>& overrides, std::string* title) {
+std::vector<Job> ResolveTarget(const std::string& target, const std::vector<std::string>& overrides, std::string* title,
+                               TargetSource* source) {
   std::string path = target;
   if (!IsRegularFile(path)) {
     for (const char* dir : {"suites", "scenarios"}) {
@@ -109,7 +110,9 @@ std::vector<Job> ResolveTarget(const std::string& target, const std::vector<std:
   }
   std::vector<Job> jobs;
   std::vector<std::pair<std::string, std::string>> names;  // instance, where it was declared
-  if (IsSuiteFile(path)) {
+  const bool suite_file = IsSuiteFile(path);
+  if (source) *source = {suite_file ? "suite" : "scenario", path};
+  if (suite_file) {
     const Suite suite = LoadSuiteFile(path);
     if (title) *title = suite.name;
     for (const auto& run : suite.runs) {

@@ -46,9 +46,15 @@ struct Job {
 std::string ProjectDir();
 
 Suite LoadSuiteFile(const std::string& path);
+// What a target named: a suite or a scenario file, and where it was found.
+struct TargetSource {
+  std::string kind;  // "suite" | "scenario"
+  std::string path;
+};
 // `target` is a path to a suite or scenario file, or the name of a shipped one. Returns the
-// jobs in order and sets `title` (suite or scenario name).
-std::vector<Job> ResolveTarget(const std::string& target, const std::vector<std::string>& overrides, std::string* title);
+// jobs in order and sets `title` (suite or scenario name) and `source`.
+std::vector<Job> ResolveTarget(const std::string& target, const std::vector<std::string>& overrides, std::string* title,
+                               TargetSource* source = nullptr);
 // Shipped suites and scenarios: (kind, name, description) rows for `shardbench list`.
 std::vector<std::vector<std::string>> ListShipped();
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
 #include "reporters/compare_reports.h"
@@ -118,32 +119,88 @@ void AddProvenance(nlohmann::json& out, const std::string& label, const ResultSe
   }
 }
 
-nlohmann::json HistoryJson(const History& h) {
+// Every instance of a run on its own page, what did not end as expected first: status, expected
+// and actual colour, the suite's why, the failed checks with their detail.
+nlohmann::json OutcomesJson(const ResultSet& current) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& inst : current.instances) {
+    const std::string colour = inst.status == "ok" ? "green" : inst.status == "failed" ? "red" : "error";
+    nlohmann::json failed = nlohmann::json::array();
+    if (!inst.result.is_null()) {
+      for (const auto& c : ReadInstance(inst).checks) {
+        if (!c.passed) failed.push_back({{"name", c.name}, {"detail", c.detail}});
+      }
+    }
+    const bool as_expected = inst.expect.empty() ? inst.status == "ok" : inst.as_expected;
+    out.push_back({{"name", inst.name}, {"status", inst.status}, {"message", inst.message}, {"colour", colour},
+                   {"expect", inst.expect.empty() ? "green" : inst.expect}, {"as_expected", as_expected}, {"why", inst.why},
+                   {"failed_checks", failed}});
+  }
+  std::stable_sort(out.begin(), out.end(), [](const nlohmann::json& a, const nlohmann::json& b) {
+    return !a["as_expected"].get<bool>() && b["as_expected"].get<bool>();
+  });
+  return out;
+}
+
+// A file of a history run, relative to the page when it exists; null otherwise.
+nlohmann::json LinkTo(const std::filesystem::path& file, const std::string& page_dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return nullptr;
+  const auto base = std::filesystem::absolute(page_dir.empty() ? "." : page_dir, ec);
+  const auto relative = std::filesystem::relative(std::filesystem::absolute(file, ec), base, ec);
+  return ec || relative.empty() ? nlohmann::json(file.string()) : nlohmann::json(relative.generic_string());
+}
+
+nlohmann::json HistoryJson(const History& h, const GatePolicy& policy, const std::string& page_dir) {
   nlohmann::json series = nlohmann::json::array();
   for (const auto& s : h.series) {
     nlohmann::json points = nlohmann::json::array(), changes = nlohmann::json::array();
-    for (const auto& p : s.points) points.push_back({p.run, p.value});
+    for (const auto& p : s.points) points.push_back({p.run, p.value, p.low, p.high});
     for (const auto& c : s.change_points) {
-      changes.push_back({{"index", c.index}, {"run", s.points[c.index].run}, {"before", c.before}, {"after", c.after}, {"p", c.p_value}});
+      const bool worse = s.better == "lower" ? c.after > c.before : c.after < c.before;
+      changes.push_back({{"index", c.index}, {"run", s.points[c.index].run}, {"before", c.before}, {"after", c.after},
+                         {"p", c.p_value}, {"worse", worse}});
     }
+    // What the gate holds this metric to: the relative change it calls one (min_effect for a
+    // sampled metric, tolerance for an exact one) and any absolute bound.
+    const MetricRule rule = policy.rule_for(s.metric, s.kind);
+    nlohmann::json gate = {{"gated", rule.gate}, {"relative", s.kind == "exact" ? rule.tolerance : rule.min_effect},
+                           {"at_least", rule.at_least ? nlohmann::json(*rule.at_least) : nlohmann::json()},
+                           {"at_most", rule.at_most ? nlohmann::json(*rule.at_most) : nlohmann::json()}};
     series.push_back({{"instance", s.instance}, {"metric", s.metric}, {"unit", s.unit}, {"better", s.better}, {"kind", s.kind},
-                      {"points", points}, {"change_points", changes}});
+                      {"points", points}, {"change_points", changes}, {"gate", gate}});
   }
-  return {{"runs", h.runs}, {"started_at", h.started_at}, {"series", series}};
+  nlohmann::json runs = nlohmann::json::array();
+  for (size_t r = 0; r < h.runs.size(); ++r) {
+    const std::filesystem::path source(h.runs[r]);
+    const bool dir = std::filesystem::is_directory(source);
+    const nlohmann::json& p = h.provenance[r];
+    runs.push_back({{"source", h.runs[r]}, {"started_at", h.started_at[r]},
+                    {"sha", p.contains("git_sha") && p["git_sha"].is_string() ? p["git_sha"] : nlohmann::json("")},
+                    {"dashboard", dir ? LinkTo(source / "dashboard.html", page_dir) : nlohmann::json()},
+                    {"json", LinkTo(dir ? source / "index.json" : source, page_dir)}});
+  }
+  nlohmann::json problems = nlohmann::json::array();
+  for (const auto& p : h.problems) {
+    problems.push_back({{"run", p.run}, {"instance", p.instance}, {"status", p.status}, {"message", p.message}});
+  }
+  return {{"runs", h.runs}, {"started_at", h.started_at}, {"run_info", runs}, {"series", series}, {"problems", problems}};
 }
 
 }  // namespace
 
 nlohmann::json DashboardData(const DashboardInput& in) {
   nlohmann::json data = {{"title", in.title}, {"comparison", nullptr}, {"instances", nlohmann::json::array()},
+                         {"outcomes", nlohmann::json::array()},
                          {"provenance", nlohmann::json::array()}, {"history", nullptr}, {"engine_pairs", nullptr}};
   if (in.comparison) data["comparison"] = ComparisonJson(*in.comparison);
   if (in.engine_pairs) data["engine_pairs"] = EnginePairsJson(*in.engine_pairs);
   if (in.current) data["instances"] = InstancesJson(in.base, *in.current);
+  if (in.current) data["outcomes"] = OutcomesJson(*in.current);
   if (in.base) AddProvenance(data["provenance"], "base", *in.base);
   if (in.current) AddProvenance(data["provenance"], "current", *in.current);
   if (in.history) {
-    data["history"] = HistoryJson(*in.history);
+    data["history"] = HistoryJson(*in.history, in.policy ? *in.policy : DefaultGatePolicy(), in.page_dir);
     if (!in.comparison) {  // a history page: every run's provenance
       for (size_t r = 0; r < in.history->runs.size(); ++r) {
         data["provenance"].push_back({{"label", "run " + std::to_string(r)}, {"source", in.history->runs[r]},

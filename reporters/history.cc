@@ -1,5 +1,7 @@
 #include "reporters/history.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -11,6 +13,21 @@ namespace shardbench {
 namespace {
 
 double Ratio(double before, double after) { return before == 0 ? (after == 0 ? 1 : 1e300) : after / before; }
+
+SeriesPoint PointOf(size_t run, const StoredMetric& m) {
+  SeriesPoint p{run, *m.median, *m.median, *m.median};
+  std::vector<double> launches;  // null (non-finite as written) is no launch median
+  for (double v : m.repetition_medians.value_or(std::vector<double>{})) {
+    if (std::isfinite(v)) launches.push_back(v);
+  }
+  if (launches.size() > 1) {
+    const auto [low, high] = std::minmax_element(launches.begin(), launches.end());
+    p.low = *low, p.high = *high;
+  } else if (m.p10 && m.p90 && std::isfinite(*m.p10) && std::isfinite(*m.p90)) {
+    p.low = *m.p10, p.high = *m.p90;
+  }
+  return p;
+}
 
 std::string Direction(const MetricSeries& s, const ChangePoint& c) {
   if (c.after == c.before) return "";
@@ -30,6 +47,8 @@ History BuildHistory(const std::vector<ResultSet>& runs, const std::string& inst
     h.provenance.push_back(nlohmann::json::object());
     bool first = true;
     for (const auto& inst : runs[r].instances) {
+      const bool expected = !inst.expect.empty() ? inst.as_expected : inst.status == "ok";
+      if (!expected && GlobMatch(instance_glob, inst.name)) h.problems.push_back({r, inst.name, inst.status, inst.message});
       if (inst.result.is_null()) continue;
       const StoredResult result = ReadInstance(inst);
       if (first) h.provenance.back() = result.provenance;  // one build and host per run
@@ -39,7 +58,7 @@ History BuildHistory(const std::vector<ResultSet>& runs, const std::string& inst
         if (!GlobMatch(metric_glob, m.name) || !m.median) continue;
         auto [it, fresh] = index.try_emplace({inst.name, m.name}, h.series.size());
         if (fresh) h.series.push_back({inst.name, m.name, m.unit, m.better, m.kind, {}, {}});
-        h.series[it->second].points.push_back({r, *m.median});
+        h.series[it->second].points.push_back(PointOf(r, m));
       }
     }
   }

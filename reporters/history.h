@@ -13,6 +13,9 @@ namespace shardbench {
 struct SeriesPoint {
   size_t run = 0;          // index into the runs
   double value = 0;        // the metric's median in that run
+  // The run's spread: the smallest and largest launch median when it had several launches,
+  // else its p10 and p90 over the measured steps (equal to value for an exact metric).
+  double low = 0, high = 0;
 };
 
 struct MetricSeries {
@@ -21,11 +24,18 @@ struct MetricSeries {
   std::vector<ChangePoint> change_points;  // ChangePoint::index indexes `points`
 };
 
+// An instance of a run that did not end as its suite expected (or failed, outside a suite).
+struct RunProblem {
+  size_t run = 0;
+  std::string instance, status, message;
+};
+
 struct History {
   std::vector<std::string> runs;        // each run's source (directory), oldest first
   std::vector<std::string> started_at;  // each run's start time
   std::vector<nlohmann::json> provenance;  // each run's (its first instance's: one build, one host)
   std::vector<MetricSeries> series;     // only those matching the filters, with enough points
+  std::vector<RunProblem> problems;     // every run's, in run order
 };
 
 // Series with fewer than 2 * min_segment points are kept without change points.

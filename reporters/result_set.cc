@@ -41,6 +41,7 @@ ResultSet FromIndex(const nlohmann::json& index, const fs::path& path) {
     r.status = entry.status.value_or(r.result.is_null() ? "error" : r.status);
     r.message = entry.message.value_or(r.message);
     r.expect = entry.expect.value_or("");
+    r.why = entry.why.value_or("");
     r.as_expected = entry.as_expected.value_or(false);
     set.instances.push_back(std::move(r));
   }

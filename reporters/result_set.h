@@ -21,6 +21,7 @@ struct InstanceResult {
   std::string expect;       // from a suite index: green | red | error ("" if none)
   bool as_expected = false; // from a suite index
   std::string file;         // where it was read from
+  std::string why;          // from a suite index: what the case demonstrates
 };
 
 struct ResultSet {

@@ -208,6 +208,7 @@ std::vector<IndexEntry> ReadIndex(const nlohmann::json& index, const std::string
     entry.status = text("status");
     entry.message = text("message");
     entry.expect = text("expect");
+    entry.why = text("why");
     entry.colour = text("colour");
     if (auto v = e.Optional("as_expected")) entry.as_expected = v->Bool();
     if (auto v = e.OptionalNonNull("repetitions")) entry.repetitions = v->NonNegativeInteger();

@@ -78,7 +78,7 @@ RunResult ReadRunResult(const nlohmann::json& document, const std::string& file)
 
 // One instance of a run's index.json (`run` writes colour and why; `merge` writes neither).
 struct IndexEntry {
-  std::optional<std::string> name, file, status, message, expect, colour;  // file: null when it could not run
+  std::optional<std::string> name, file, status, message, expect, why, colour;  // file: null when it could not run
   std::optional<bool> as_expected;
   std::optional<int64_t> repetitions;
 };

@@ -206,9 +206,11 @@ void ValidateScenario(const Scenario& s) {
   }
 }
 
-YAML::Node ScenarioToYaml(const Scenario& s) {
+YAML::Node ScenarioToYaml(const Scenario& s, bool only_changed) {
   YAML::Node root;
+  const Scenario defaults;
   for (const auto& f : ScenarioFields()) {
+    if (only_changed && f.key != "name" && YAML::Dump(f.get(s)) == YAML::Dump(f.get(defaults))) continue;
     // Rebuild the nesting from the dotted key.
     std::string key = f.key;
     size_t dot;

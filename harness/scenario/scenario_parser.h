@@ -26,8 +26,9 @@ Scenario ParseScenario(const YAML::Node& root, const std::string& source,
                        const std::string& name = "");
 // Applies one "key=value"; the value is read as YAML (so lists work: lora.targets=[q_proj,k_proj]).
 void ApplyOverride(Scenario& s, const std::string& key_equals_value);
-// The fully resolved scenario, every field, as YAML (what `shardbench show` prints).
-YAML::Node ScenarioToYaml(const Scenario& s);
+// The fully resolved scenario as YAML (what `shardbench show` prints): every field, or with
+// `only_changed` the name and the fields whose value differs from a default Scenario's.
+YAML::Node ScenarioToYaml(const Scenario& s, bool only_changed = false);
 // Cross-field checks (world size vs backend, lora, model); InputError naming `source`.
 void ValidateScenario(const Scenario& s);
 

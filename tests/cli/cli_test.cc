@@ -157,6 +157,33 @@ TEST(Cli, VersionNamesTheBuild) {
   }
 }
 
+// show says what it resolved and, by default, only what differs from the defaults.
+TEST(Cli, ShowNamesTheTargetAndOnlyChangedFields) {
+  const Command suite = Shardbench("show smoke");
+  ASSERT_EQ(suite.exit_code, 0) << suite.output;
+  EXPECT_EQ(suite.output.rfind("# suite 'smoke' (", 0), 0u) << suite.output;
+  const Command brief = Shardbench("show " + std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/smoke.yaml train.lr=0.5");
+  ASSERT_EQ(brief.exit_code, 0) << brief.output;
+  EXPECT_NE(brief.output.find("# scenario '"), std::string::npos) << brief.output;
+  EXPECT_NE(brief.output.find("lr: 0.5"), std::string::npos) << brief.output;
+  EXPECT_EQ(brief.output.find("loss_rtol"), std::string::npos) << "a default field shown:\n" << brief.output;
+  const Command all = Shardbench("show " + std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/smoke.yaml --all");
+  EXPECT_NE(all.output.find("loss_rtol"), std::string::npos) << all.output;
+}
+
+// plan --json: what the table says, in bytes, for scripts.
+TEST(Cli, PlanJsonHasBytesPerCategoryAndCollectives) {
+  const Command c = Shardbench("plan " + std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/smoke.yaml --json world_size=2 engine=flat");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const nlohmann::json plan = nlohmann::json::parse(c.output);
+  ASSERT_EQ(plan["instances"].size(), 1u);
+  const auto& instance = plan["instances"][0];
+  EXPECT_EQ(instance["world_size"], 2);
+  EXPECT_GT(instance["memory"]["held"]["params_sharded"].get<int64_t>(), 0);
+  EXPECT_GT(instance["memory"]["total"].get<int64_t>(), 0);
+  EXPECT_FALSE(instance["comm_per_step"].empty()) << instance.dump();
+}
+
 TEST(Cli, RefusedCombinationExitsTwoWithPyTorchsMessage) {
   const Command c = Shardbench("run " + std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/flat_lora.yaml --quiet --out " +
                                testing::MakeTempDir("cli_refused") + " sharding.use_orig_params=false train.steps=2");

@@ -68,13 +68,30 @@ grep -q '&lt;img src=x onerror=alert(1)&gt;' "$out/compare.dom.html" || { echo "
 
 "$bin" history "$out/history" --html "$out/history.html" --markdown "$out/history.md" | tee "$out/history.txt"
 grep -q "tokens_per_s: shift at run 6" "$out/history.txt" || { echo "the step at run 6 was not found"; exit 1; }
-render "$out/history.html" history 1
+render "$out/history.html" history 5  # every metric of the instance with the alert, side by side
+grep -q '>Alerts<' "$out/history.dom.html" || { echo "the history page lists no alerts"; exit 1; }
+grep -q 'tokens_per_s shifted for the worse' "$out/history.dom.html" || { echo "the tokens/s drop is not an alert"; exit 1; }
+grep -q '2026-11-07' "$out/history.dom.html" || { echo "the history page does not date the runs"; exit 1; }
+# Every link on the page resolves to a file that exists (each run's dashboard and JSON).
+links=$(grep -o 'href="[^"]*"' "$out/history.dom.html" | sed 's/^href="//; s/"$//')
+[ "$(echo "$links" | grep -c dashboard.html)" = 10 ] || { echo "expected a dashboard link per run:"; echo "$links"; exit 1; }
+for link in $links; do
+  [ -f "$out/$(python3 -c 'import sys, urllib.parse; print(urllib.parse.unquote(sys.argv[1]))' "$link")" ] ||
+    { echo "the history page links $link, which does not exist"; exit 1; }
+done
 
 # Every run directory carries its own page (no base): the smoke run's.
 render "$out/base/dashboard.html" run 3  # memory, per-rank step times, loss
 if grep -q '<img' "$out/run.dom.html"; then echo "a scenario name was parsed as markup on the run page"; exit 1; fi
 # The per-rank step-time chart has its data: both smoke ranks' busy-time distributions.
 grep -q '"rank":1,"step":' "$out/base/dashboard.html" || { echo "the run page lacks rank 1's step-time distribution"; exit 1; }
+
+# A run that did not end as expected: its page starts with the instance, the expected and actual
+# colour and the failed check's detail.
+"$bin" run "$(dirname "$0")/../../scenarios/smoke.yaml" --out "$out/diverged" --quiet train.steps=3 train.lr=1e30 >/dev/null || true
+render "$out/diverged/dashboard.html" failed_run 0
+grep -q 'Not as expected (1 of 1)' "$out/failed_run.dom.html" || { echo "the failed run's page does not lead with it"; exit 1; }
+grep -q 'finite' "$out/failed_run.dom.html" || { echo "the failed run's page lacks the failed check's detail"; exit 1; }
 
 # Engines side by side (compare --engines): our two sharding engines on one scenario.
 "$bin" run "$(dirname "$0")/../../scenarios/nightly_engines.yaml" --out "$out/engines_run" --quiet world_size=2 lora.enabled=true \
