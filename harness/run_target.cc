@@ -165,7 +165,6 @@ nlohmann::json IndexEntryJson(const Job& job, const InstanceLaunches& l, const s
 
 }  // namespace
 
-std::string Colour(const std::string& status) { return status == "ok" ? "green" : status == "failed" ? "red" : "error"; }
 
 namespace {
 

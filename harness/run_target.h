@@ -53,9 +53,6 @@ struct RunDisplay {
   std::function<void(const nlohmann::json& index, const std::string& out_dir)> on_index;   // at the end
 };
 
-// green: every check passed; red: a check failed; error: it could not run (bad input such as
-// a combination the engine refuses, or infrastructure).
-std::string Colour(const std::string& status);
 
 // Returns the process exit code (docs/architecture.md: 0 ok, 1 check failed / unexpected colour,
 // 2 bad input, 3 infrastructure).

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "reporters/format.h"
+#include "reporters/statistics.h"
 
 namespace shardbench {
 namespace {
@@ -41,11 +42,7 @@ Collected Collect(const ResultSet& run) {
         continue;
       }
       const auto [low, high] = std::minmax_element(m.samples.begin(), m.samples.end());
-      std::vector<double> sorted(m.samples);
-      std::sort(sorted.begin(), sorted.end());
-      const size_t n = sorted.size();
-      const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-      c.metrics.push_back({instance.name, m, m.median.value_or(median), *low, *high});
+      c.metrics.push_back({instance.name, m, m.median.value_or(Percentile(m.samples, 50)), *low, *high});
     }
   }
   return c;

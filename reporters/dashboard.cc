@@ -124,15 +124,14 @@ void AddProvenance(nlohmann::json& out, const std::string& label, const ResultSe
 nlohmann::json OutcomesJson(const ResultSet& current) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& inst : current.instances) {
-    const std::string colour = inst.status == "ok" ? "green" : inst.status == "failed" ? "red" : "error";
     nlohmann::json failed = nlohmann::json::array();
     if (!inst.result.is_null()) {
       for (const auto& c : ReadInstance(inst).checks) {
         if (!c.passed) failed.push_back({{"name", c.name}, {"detail", c.detail}});
       }
     }
-    const bool as_expected = inst.expect.empty() ? inst.status == "ok" : inst.as_expected;
-    out.push_back({{"name", inst.name}, {"status", inst.status}, {"message", inst.message}, {"colour", colour},
+    const bool as_expected = inst.ended_as_expected();
+    out.push_back({{"name", inst.name}, {"status", inst.status}, {"message", inst.message}, {"colour", Colour(inst.status)},
                    {"expect", inst.expect.empty() ? "green" : inst.expect}, {"as_expected", as_expected}, {"why", inst.why},
                    {"failed_checks", failed}});
   }

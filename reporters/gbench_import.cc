@@ -1,7 +1,5 @@
 #include "reporters/gbench_import.h"
 
-#include <map>
-
 #include "engine/common/error.h"
 #include "reporters/json_field.h"
 #include "reporters/run_result.h"

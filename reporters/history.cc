@@ -47,8 +47,7 @@ History BuildHistory(const std::vector<ResultSet>& runs, const std::string& inst
     h.provenance.push_back(nlohmann::json::object());
     bool first = true;
     for (const auto& inst : runs[r].instances) {
-      const bool expected = !inst.expect.empty() ? inst.as_expected : inst.status == "ok";
-      if (!expected && GlobMatch(instance_glob, inst.name)) h.problems.push_back({r, inst.name, inst.status, inst.message});
+      if (!inst.ended_as_expected() && GlobMatch(instance_glob, inst.name)) h.problems.push_back({r, inst.name, inst.status, inst.message});
       if (inst.result.is_null()) continue;
       const StoredResult result = ReadInstance(inst);
       if (first) h.provenance.back() = result.provenance;  // one build and host per run

@@ -62,6 +62,8 @@ StoredResult ReadInstance(const InstanceResult& i) {
   return ReadResult(i.result, i.file.empty() ? "results of " + i.name : i.file);
 }
 
+std::string Colour(const std::string& status) { return status == "ok" ? "green" : status == "failed" ? "red" : "error"; }
+
 const InstanceResult* ResultSet::find(const std::string& name) const {
   for (const auto& i : instances) {
     if (i.name == name) return &i;

@@ -13,6 +13,10 @@
 
 namespace shardbench {
 
+// green: every check passed; red: a check failed; error: it could not run (bad input such as
+// a combination the engine refuses, or infrastructure).
+std::string Colour(const std::string& status);
+
 struct InstanceResult {
   std::string name;
   nlohmann::json result;    // the results JSON as written (checked on loading); null when the instance could not run
@@ -22,6 +26,8 @@ struct InstanceResult {
   bool as_expected = false; // from a suite index
   std::string file;         // where it was read from
   std::string why;          // from a suite index: what the case demonstrates
+  // The suite's verdict when an index gave one, else whether it passed.
+  bool ended_as_expected() const { return expect.empty() ? status == "ok" : as_expected; }
 };
 
 struct ResultSet {
