@@ -34,6 +34,7 @@ int CompareEngines(const CompareArgs& args) {
     if (!args.html.empty()) {
       DashboardInput in{"shardbench: engines side by side", nullptr, nullptr, current ? &*current : &base, nullptr, &pairs};
       if (current) in.base = &base;
+      in.page_dir = std::filesystem::path(args.html).parent_path().string();
       WriteFileAtomically(args.html, DashboardHtml(in));
     }
   } catch (const std::exception& e) {

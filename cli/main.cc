@@ -16,6 +16,7 @@
 #include "cli/batches_command.h"
 #include "cli/compare_command.h"
 #include "cli/export_command.h"
+#include "cli/trace_command.h"
 #include "cli/inspect_commands.h"
 #include "cli/merge_command.h"
 #include "cli/run_command.h"
@@ -64,6 +65,8 @@ Subcommand AddRun(CLI::App& app, const std::string& self_exe) {
                                                    "metrics must be able to catch");
   cmd->add_option("--only", run->only, "Run only the instances whose names match this glob (repeatable), e.g. 'smoke_*'");
   cmd->add_option("--policy", run->policy, "With --repetitions auto: the gate policy that says which metrics are gated");
+  cmd->add_flag("--trace", run->trace, "Write every instance's per-rank timeline (profile.trace=true): "
+                                       "<instance>/rep<N>/trace.json, for Perfetto UI or chrome://tracing");
   cmd->add_option("overrides", run->overrides, "key=value overrides, e.g. train.steps=5 lora.enabled=true");
   cmd->add_flag("--one-repetition", run->one_repetition, "")->group("");  // our launcher's ranks (harness/run_target.h)
   return {cmd, [run, repetitions, self_exe] {
@@ -120,6 +123,16 @@ Subcommand AddExport(CLI::App& app) {
                                          "customSmallerIsBetter / customBiggerIsBetter)")->required();
   cmd->add_option("--out", e->out, "Write here (a new file) instead of stdout");
   return {cmd, [e] { return cli::ExportCommand(*e); }};
+}
+
+Subcommand AddTrace(CLI::App& app) {
+  auto run = std::make_shared<std::string>();
+  auto* cmd = app.add_subcommand("trace", "Read the per-rank timelines `run --trace` wrote");
+  cmd->require_subcommand(1);
+  auto* summarize = cmd->add_subcommand("summarize", "Per rank: where the measured steps went (compute, exposed "
+                                                     "communication, optimizer, idle), the top 10 spans, the straggler");
+  summarize->add_option("run", *run, "A run directory (every trace.json under it), or one trace.json")->required();
+  return {cmd, [run] { return cli::TraceSummarizeCommand(*run); }};  // summarize, its one subcommand
 }
 
 Subcommand AddHistory(CLI::App& app) {
@@ -204,6 +217,7 @@ int main(int argc, char** argv) {
       AddCompare(app),
       AddMerge(app),
       AddExport(app),
+      AddTrace(app),
       AddHistory(app),
       AddShrink(app, self_exe),
       AddBatches(app),

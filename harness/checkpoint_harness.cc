@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "engine/memory/tracking_allocator.h"
+#include "engine/profile/span_recorder.h"
 #include "engine/train/trainer.h"
 #include "harness/resume_point.h"
 
@@ -57,7 +58,10 @@ void CheckpointHarness::save(EngineUnderTest& engine) {
   const memory::MemoryStats before = memory::Snapshot();
   stats_before_save_ = before;
   memory::ResetPeaks();
-  const checkpoint::SaveReport r = checkpoint::SaveStateDict(kind, target, dir_);
+  const checkpoint::SaveReport r = [&] {
+    profile::ScopedSpan span("checkpoint", "checkpoint save", kind_name_);
+    return checkpoint::SaveStateDict(kind, target, dir_);
+  }();
   measures_.save_peak_bytes = static_cast<double>(memory::Snapshot().peak - before.current);
   memory::ResetPeaks();
   if (comm_) comm_->set_stats_paused(false);

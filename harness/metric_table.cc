@@ -142,20 +142,34 @@ void KernelComputeTime(const MetricRow& row, const MetricInputs& in, std::vector
   out.push_back(SlowestPerStep(row, in, &RankRecord::kernel_compute_seconds, in.warmup));
 }
 // Over all ranks' communication per step (1 - exposed / total); per rank over its steps.
-void KernelOverlapRatio(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+Metric OverlapRatio(const MetricRow& row, const MetricInputs& in, std::vector<double> RankRecord::*comm,
+                    std::vector<double> RankRecord::*exposed, int64_t from) {
   Metric m = DeclaredBy(row);
-  for (int64_t s = in.warmup; s < in.steps; ++s) {
+  for (int64_t s = from; s < in.steps; ++s) {
     double c = 0, e = 0;
-    for (const auto& r : in.ranks) c += r.kernel_comm_seconds[s];
-    for (const auto& r : in.ranks) e += r.kernel_exposed_seconds[s];
+    for (const auto& r : in.ranks) c += (r.*comm)[s];
+    for (const auto& r : in.ranks) e += (r.*exposed)[s];
     m.samples.push_back(c > 0 ? 1.0 - e / c : 1.0);
   }
   for (const auto& r : in.ranks) {
-    const double c = std::accumulate(r.kernel_comm_seconds.begin() + in.warmup, r.kernel_comm_seconds.end(), 0.0);
-    const double e = std::accumulate(r.kernel_exposed_seconds.begin() + in.warmup, r.kernel_exposed_seconds.end(), 0.0);
+    const double c = std::accumulate((r.*comm).begin() + from, (r.*comm).end(), 0.0);
+    const double e = std::accumulate((r.*exposed).begin() + from, (r.*exposed).end(), 0.0);
     m.per_rank.push_back(c > 0 ? 1.0 - e / c : 1.0);
   }
-  out.push_back(m);
+  return m;
+}
+void KernelOverlapRatio(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(OverlapRatio(row, in, &RankRecord::kernel_comm_seconds, &RankRecord::kernel_exposed_seconds, in.warmup));
+}
+// The same three figures from the ranks' spans (harness/rank_trace.h), over the step metrics' window.
+void CommExposedTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(SlowestPerStep(row, in, &RankRecord::span_exposed_seconds, in.from));
+}
+void CommOverlapRatio(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(OverlapRatio(row, in, &RankRecord::span_comm_seconds, &RankRecord::span_exposed_seconds, in.from));
+}
+void RankIdleTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  out.push_back(SlowestPerStep(row, in, &RankRecord::span_idle_seconds, in.from));
 }
 void ParamsTotal(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
   Metric m = DeclaredBy(row);
@@ -261,6 +275,7 @@ bool Applies(When when, const MetricInputs& in) {
     case When::kAlways: return true;
     case When::kStepsMeasured: return in.from < in.steps;
     case When::kKernelTraced: return in.warmup < in.steps && first.kernel_comm_seconds[in.warmup] >= 0;
+    case When::kSpansRecorded: return in.from < in.steps && first.span_comm_seconds[in.from] >= 0 && !first.comm_counts.empty();
     case When::kGpuRun: return first.device_allocated_peak >= 0;
     case When::kCheckpointSaved: return first.checkpoint_save_seconds >= 0;
     case When::kCheckpointLoaded: return first.checkpoint_load_seconds >= 0;
@@ -294,6 +309,13 @@ constexpr MetricRow kTable[] = {
      "step time minus the time blocked in collectives: per step the busiest rank, per rank its median"},
     {"straggler_ratio", "sampled", "ratio", "lower", W::kStepsMeasured, nullptr, StragglerRatio,
      "the busiest rank's median busy time over the median rank's"},
+    {"comm_exposed_time", "sampled", "s", "lower", W::kSpansRecorded, nullptr, CommExposedTime,
+     "per measured step the rank with the most: time a collective was in flight (Gloo's thread) while the rank's "
+     "trainer thread computed nothing (it waited, or was between spans); per rank its median"},
+    {"comm_overlap_ratio", "sampled", "ratio", "higher", W::kSpansRecorded, nullptr, CommOverlapRatio,
+     "1 - exposed / total collective time in flight, over all ranks per step (1: all hidden behind compute)"},
+    {"rank_idle_time", "sampled", "s", "lower", W::kSpansRecorded, nullptr, RankIdleTime,
+     "per measured step the idlest rank's time with neither compute nor a collective in flight"},
     {"kernel_comm_time", "sampled", "s", "lower", W::kKernelTraced, nullptr, KernelCommTime,
      "CUPTI kernel trace: per step after warmup the slowest rank's time some communication kernel ran"},
     {"kernel_exposed_comm_time", "sampled", "s", "lower", W::kKernelTraced, nullptr, KernelExposedCommTime,

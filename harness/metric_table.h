@@ -31,6 +31,7 @@ enum class When {
   kAlways,
   kStepsMeasured,     // some step after the step metrics' first
   kKernelTraced,      // profile.kernel_trace recorded the measured steps
+  kSpansRecorded,     // collectives on a host thread had spans over the measured steps (Gloo)
   kGpuRun,            // the CUDA allocator's statistics were read
   kCheckpointSaved,   // checkpoint.save_step
   kCheckpointLoaded,  // a check loaded the checkpoint

@@ -25,7 +25,8 @@ struct RankRecord {
   explicit RankRecord(int64_t steps)
       : step_seconds(steps), optimizer_seconds(steps), grad_sync_seconds(steps), loss(steps), local_loss(steps),
         comm_wait_seconds(steps),
-        kernel_comm_seconds(steps, -1), kernel_exposed_seconds(steps, -1), kernel_compute_seconds(steps, -1) {}
+        kernel_comm_seconds(steps, -1), kernel_exposed_seconds(steps, -1), kernel_compute_seconds(steps, -1),
+        span_comm_seconds(steps, -1), span_exposed_seconds(steps, -1), span_idle_seconds(steps, -1) {}
   std::vector<double> step_seconds, optimizer_seconds, grad_sync_seconds, loss;
   std::vector<double> local_loss;  // this rank's own loss per step (the finite check names ranks by it)
   // Per step, the part of step_seconds this rank sat blocked in collectives (StepTimes::comm_wait).
@@ -33,6 +34,10 @@ struct RankRecord {
   // Per step from the kernel trace (engine/profile/kernel_overlap.h; -1: not traced): time some
   // communication kernel ran, the part of it no compute kernel overlapped, compute time.
   std::vector<double> kernel_comm_seconds, kernel_exposed_seconds, kernel_compute_seconds;
+  // Per measured step from the rank's spans (harness/rank_trace.h; -1: not recorded): time some
+  // collective was in flight, the part of it the rank computed through none of, and the time
+  // with neither compute nor communication.
+  std::vector<double> span_comm_seconds, span_exposed_seconds, span_idle_seconds;
   double init_seconds = 0, construct_seconds = 0, load_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
   double rss_peak_bytes = 0;
   double checkpoint_bytes_read = 0;

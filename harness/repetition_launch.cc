@@ -93,6 +93,7 @@ int RunAsRank(const Scenario& s, const comm::RankEnv& env, const std::string& ou
   RunnerOptions opts;
   opts.store = std::move(store);
   opts.checkpoint_dir = out_dir + "/checkpoint";
+  opts.trace_file = out_dir + "/trace.json";
   opts.run_id = s.name + "-" + Timestamp() + "-" + std::to_string(getpid());
   opts.on_step = on_step;
   std::optional<RunResult> result = RunScenarioRank(s, env, opts);

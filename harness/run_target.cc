@@ -196,6 +196,7 @@ std::vector<Job> OnlyMatching(std::vector<Job> jobs, const std::vector<std::stri
 ResolvedTarget Resolve(const RunRequest& request, int world_size) {
   std::vector<std::string> overrides = request.overrides;
   if (world_size > 0) overrides.push_back("world_size=" + std::to_string(world_size));
+  if (request.trace) overrides.push_back("profile.trace=true");
   if (request.repetitions < 0 || request.repetitions > kMaxRepetitions) {
     throw InputError("--repetitions must be from 1 to " + std::to_string(kMaxRepetitions) + ", got " +
                      std::to_string(request.repetitions));
@@ -246,7 +247,9 @@ int RunInstances(ResolvedTarget& t, const std::string& out_dir, const Repetition
   if (!repetitions.writer) return 0;
   // The run's own page (no base to compare with): results, memory, losses, provenance.
   const ResultSet written = LoadResultSet(out_dir);
-  WriteFileAtomically(out_dir + "/dashboard.html", DashboardHtml({t.title, nullptr, nullptr, &written, nullptr}));
+  DashboardInput page{t.title, nullptr, nullptr, &written, nullptr};
+  page.page_dir = out_dir;  // its links (traces) are relative to the run directory
+  WriteFileAtomically(out_dir + "/dashboard.html", DashboardHtml(page));
   if (display.on_index) display.on_index(index, out_dir);  // quiet too: the display decides what a quiet run shows
   if (worst >= 2) return worst;
   return all_as_expected ? 0 : 1;

@@ -23,6 +23,7 @@ struct RunRequest {
   std::string out_dir;                 // default results/<name>-<timestamp>
   std::vector<std::string> overrides;  // key=value
   bool quiet = false;
+  bool trace = false;                  // --trace: profile.trace=true on every instance
   int repetitions = 0;                 // > 0: every instance this many times (a gate's samples)
   // --repetitions auto[:MAX] --target-mde X [--policy F]: launches of each instance until the
   // policy's gated sampled metrics could catch X (reporters/adaptive_repetitions.h), at most MAX.

@@ -24,6 +24,7 @@
 #include "harness/metric_table.h"
 #include "harness/model_source.h"
 #include "harness/rank_record.h"
+#include "harness/rank_trace.h"
 #include "harness/reference_parity.h"
 #include "harness/resume_point.h"
 #include "reporters/provenance.h"
@@ -136,6 +137,7 @@ class RankRun {
   std::unique_ptr<CheckpointHarness> checkpoint_;
   std::unique_ptr<RankRecord> rec_;
   std::unique_ptr<profile::KernelTrace> kernel_trace_;
+  std::unique_ptr<RankTrace> trace_;         // spans over the measured steps (always: the overlap metrics)
   int64_t resumed_from_ = 0;                 // steps an earlier attempt took (restarted job)
   int64_t stopped_after_ = 0;                // the loss diverged: training stopped after this many steps
   std::unique_ptr<RankRecord> earlier_;      // that attempt's record of them, at its save
@@ -218,7 +220,12 @@ void RankRun::train() {
   const int64_t window = std::max(first, s_.train.warmup_steps);
   for (int64_t step = first; step < total; ++step) {
     if (step == window) start_measured_window();
-    const train::StepTimes t = trainer_->step(micro_batches(step));
+    std::vector<model::Batch> batches;
+    {
+      profile::ScopedSpan span("data", "data");
+      batches = micro_batches(step);
+    }
+    const train::StepTimes t = trainer_->step(batches);
     record_step(step, t);
     // Divergence ends the instance: the global loss is the same on every rank, so all stop
     // after this very step, with no collective left half-entered.
@@ -229,6 +236,7 @@ void RankRun::train() {
     }
     if (checkpoint_->saves_after(step + 1)) save_checkpoint(step + 1);
   }
+  if (trace_) trace_->finish();  // the checks after training are not the run's timeline
   if (!stopped_after_) checkpoint_->remember_final(*engine_);
   if (kernel_trace_ && kernel_trace_->dropped() > 0) {
     throw InfraError("kernel trace: CUPTI dropped " + std::to_string(kernel_trace_->dropped()) +
@@ -299,6 +307,8 @@ void RankRun::start_measured_window() {
     kernel_trace_ = profile::StartKernelTrace();
     kernel_trace_->collect();  // the warmup's kernels still in flight
   }
+  trace_ = std::make_unique<RankTrace>(s_.profile.trace);
+  trace_->start();
 }
 
 void RankRun::record_step(int64_t step, const train::StepTimes& t) {
@@ -308,6 +318,13 @@ void RankRun::record_step(int64_t step, const train::StepTimes& t) {
     rec.kernel_comm_seconds[step] = 1e-9 * static_cast<double>(o.communication_ns);
     rec.kernel_exposed_seconds[step] = 1e-9 * static_cast<double>(o.exposed_ns);
     rec.kernel_compute_seconds[step] = 1e-9 * static_cast<double>(o.compute_ns);
+  }
+  // Communication on a host thread (Gloo) has spans on the rank's communication track; NCCL's
+  // runs on the GPU, where kernel_* above measure it, so its span figures are not recorded.
+  if (std::optional<profile::SpanOverlap> o = trace_ ? trace_->step_done() : std::nullopt; o && s_.backend != Backend::kNccl) {
+    rec.span_comm_seconds[step] = 1e-9 * static_cast<double>(o->communication_ns);
+    rec.span_exposed_seconds[step] = 1e-9 * static_cast<double>(o->exposed_ns);
+    rec.span_idle_seconds[step] = 1e-9 * static_cast<double>(o->idle_ns);
   }
   if (step == 0) rec.time_to_first_step = Since(t_start_) - fingerprint_s_;
   rec.step_seconds[step] = t.seconds;
@@ -387,6 +404,7 @@ void RankRun::check_checkpoint() {
 
 // Rank 0 also trains the reference for loss parity, after measuring, while the others wait.
 std::optional<RunResult> RankRun::assemble() {
+  if (trace_) trace_->write(comm_.get(), env_.rank, options_.trace_file);
   std::vector<RankRecord> all = GatherRankRecords(*rec_, comm_.get());
   std::optional<Check> parity;
   if (env_.rank == 0 && LossParityApplies(s_)) parity = LossParityCheck(s_, rec_->loss);

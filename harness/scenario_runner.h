@@ -25,6 +25,8 @@ struct RunnerOptions {
   std::string run_id;
   // Where a scenario's checkpoint is written (`checkpoint.type`); every rank must see it.
   std::string checkpoint_dir = "checkpoint";
+  // Where rank 0 writes the ranks' merged timeline when the scenario asks for profile.trace.
+  std::string trace_file = "trace.json";
   // Called on rank 0 after every step (progress line).
   std::function<void(const StepProgress&)> on_step;
   // A store the job's ranks already share (one job running many instances, harness/job_rank.h),

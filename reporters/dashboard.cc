@@ -8,6 +8,7 @@
 #include "reporters/compare_reports.h"
 #include "reporters/dashboard_assets.h"
 #include "reporters/format.h"
+#include "reporters/memory_timeline.h"
 #include "reporters/statistics.h"
 
 namespace shardbench {
@@ -81,7 +82,34 @@ nlohmann::json RankStepsJson(const StoredResult& result) {
 
 // Per instance of the current results: memory by category per rank, the model's prediction,
 // and the loss curves of both sides.
-nlohmann::json InstancesJson(const ResultSet* base, const ResultSet& current) {
+// A file (a history run's, a trace), relative to the page when it exists; null otherwise.
+nlohmann::json LinkTo(const std::filesystem::path& file, const std::string& page_dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return nullptr;
+  const auto base = std::filesystem::absolute(page_dir.empty() ? "." : page_dir, ec);
+  const auto relative = std::filesystem::relative(std::filesystem::absolute(file, ec), base, ec);
+  return ec || relative.empty() ? nlohmann::json(file.string()) : nlohmann::json(relative.generic_string());
+}
+
+// An instance's traces (`run --trace`): <run>/<instance>/rep<N>/trace.json beside its merged
+// result <run>/<instance>.json, linked relative to the page; the first one's memory timeline.
+void AddTraces(nlohmann::json& entry, const InstanceResult& inst, const std::string& page_dir) {
+  entry["traces"] = nlohmann::json::array();
+  entry["memory_timeline"] = nullptr;
+  if (inst.file.empty()) return;
+  const std::filesystem::path dir = std::filesystem::path(inst.file).parent_path() / std::filesystem::path(inst.file).stem();
+  for (int rep = 0;; ++rep) {
+    const std::filesystem::path rep_dir = dir / ("rep" + std::to_string(rep));
+    std::error_code ec;
+    if (!std::filesystem::is_directory(rep_dir, ec)) break;
+    const std::filesystem::path trace = rep_dir / "trace.json";
+    if (!std::filesystem::is_regular_file(trace, ec)) continue;
+    entry["traces"].push_back({{"repetition", rep}, {"href", LinkTo(trace, page_dir)}});
+    if (entry["memory_timeline"].is_null()) entry["memory_timeline"] = MemoryTimelineJson(trace.string());
+  }
+}
+
+nlohmann::json InstancesJson(const ResultSet* base, const ResultSet& current, const std::string& page_dir) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& inst : current.instances) {
     if (inst.result.is_null()) continue;
@@ -94,11 +122,12 @@ nlohmann::json InstancesJson(const ResultSet* base, const ResultSet& current) {
       if (const InstanceResult* b = base->find(inst.name); b && !b->result.is_null()) entry["loss_base"] = ReadInstance(*b).loss;
     }
     entry["rank_steps"] = RankStepsJson(result);
+    AddTraces(entry, inst, page_dir);
     // The headline metrics, for a page that shows one run on its own.
     static const std::vector<std::string> kHeadline = {"tokens_per_s", "step_time", "mfu", "init_time", "peak_allocated",
                                                        "device_reserved_peak", "host_rss_peak", "grad_bytes",
                                                        "kernel_overlap_ratio", "params_trainable", "straggler_ratio",
-                                                       "step_time_busy"};
+                                                       "step_time_busy", "comm_overlap_ratio", "comm_exposed_time"};
     entry["metrics"] = nlohmann::json::array();
     for (const auto& m : result.metrics) {
       if (std::find(kHeadline.begin(), kHeadline.end(), m.name) == kHeadline.end()) continue;
@@ -139,15 +168,6 @@ nlohmann::json OutcomesJson(const ResultSet& current) {
     return !a["as_expected"].get<bool>() && b["as_expected"].get<bool>();
   });
   return out;
-}
-
-// A file of a history run, relative to the page when it exists; null otherwise.
-nlohmann::json LinkTo(const std::filesystem::path& file, const std::string& page_dir) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) return nullptr;
-  const auto base = std::filesystem::absolute(page_dir.empty() ? "." : page_dir, ec);
-  const auto relative = std::filesystem::relative(std::filesystem::absolute(file, ec), base, ec);
-  return ec || relative.empty() ? nlohmann::json(file.string()) : nlohmann::json(relative.generic_string());
 }
 
 nlohmann::json HistoryJson(const History& h, const GatePolicy& policy, const std::string& page_dir) {
@@ -194,7 +214,7 @@ nlohmann::json DashboardData(const DashboardInput& in) {
                          {"provenance", nlohmann::json::array()}, {"history", nullptr}, {"engine_pairs", nullptr}};
   if (in.comparison) data["comparison"] = ComparisonJson(*in.comparison);
   if (in.engine_pairs) data["engine_pairs"] = EnginePairsJson(*in.engine_pairs);
-  if (in.current) data["instances"] = InstancesJson(in.base, *in.current);
+  if (in.current) data["instances"] = InstancesJson(in.base, *in.current, in.page_dir);
   if (in.current) data["outcomes"] = OutcomesJson(*in.current);
   if (in.base) AddProvenance(data["provenance"], "base", *in.base);
   if (in.current) AddProvenance(data["provenance"], "current", *in.current);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs one scenario under several engine settings, alternating them for a number of rounds
-# (so machine drift hits all alike), and prints median tokens/s, step time and per-rank memory
-# side by side. A measurement, not a test. SHARDBENCH_BIN runs another binary (e.g. a copy, so
+# (so machine drift hits all alike), and prints median tokens/s, step time (and its ratio to the
+# first variant's, launch by launch), the overlap figures and per-rank memory side by side. A measurement, not a test. SHARDBENCH_BIN runs another binary (e.g. a copy, so
 # the build tree can be rebuilt meanwhile).
 #
 #   scripts/compare-engines.sh SCENARIO ROUNDS "OVERRIDES A" "OVERRIDES B" ... -- [COMMON OVERRIDES]
@@ -29,16 +29,23 @@ done
 python3 - "$out" "$rounds" "${variants[@]}" <<'PY'
 import json, statistics, sys, glob, os
 out, rounds, variants = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-print(f"{'variant':58} {'tok/s':>9} {'step ms':>8} {'params MiB':>10} {'grads MiB':>9} {'optim MiB':>9} {'unsh.peak MiB':>13} {'RSS MiB':>8}")
-for i, v in enumerate(variants):
-    rows = []
+rows = []  # per variant, per round: {metric: result metric}
+for i in range(len(variants)):
+    rows.append([])
     for r in range(rounds):
         f = glob.glob(os.path.join(out, f"v{i}-r{r}", "*.json"))[0]
-        m = {x["name"]: x for x in json.load(open(f))["metrics"]}
-        rows.append(m)
-    med = lambda k: statistics.median(x[k]["median"] for x in rows)
+        rows[i].append({x["name"]: x for x in json.load(open(f))["metrics"]})
+print(f"{rounds} launches of each variant, alternating; medians over launches (each launch's own median)")
+print(f"{'variant':58} {'tok/s':>9} {'step ms':>8} {'step/first [min-max]':>21} {'overlap':>7} {'exposed ms':>10} "
+      f"{'params MiB':>10} {'grads MiB':>9} {'optim MiB':>9} {'unsh.peak MiB':>13} {'RSS MiB':>8}")
+for i, v in enumerate(variants):
+    med = lambda k: statistics.median(x[k]["median"] for x in rows[i]) if k in rows[i][0] else float("nan")
     mib = lambda k: med(k) / 2**20
-    print(f"{v:58} {med('tokens_per_s'):9.0f} {med('step_time')*1e3:8.1f} {mib('param_bytes'):10.2f} {mib('grad_bytes'):9.2f} "
+    # Round r of this variant over round r of the first (launched next to each other).
+    ratios = [rows[i][r]["step_time"]["median"] / rows[0][r]["step_time"]["median"] for r in range(rounds)]
+    ratio = f"{statistics.median(ratios):.3f} [{min(ratios):.3f}-{max(ratios):.3f}]"
+    print(f"{v:58} {med('tokens_per_s'):9.0f} {med('step_time')*1e3:8.1f} {ratio:>21} {med('comm_overlap_ratio'):7.3f} "
+          f"{med('comm_exposed_time')*1e3:10.1f} {mib('param_bytes'):10.2f} {mib('grad_bytes'):9.2f} "
           f"{mib('optim_state_bytes'):9.2f} {mib('params_unsharded_peak_bytes'):13.2f} {mib('host_rss_peak'):8.0f}")
 PY
 rm -rf "$out"

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "engine/profile/span_recorder.h"
+
 namespace shardbench::comm {
 
 const char* CollectiveName(Collective c) {
@@ -69,7 +71,7 @@ WorkHandle Communicator::all_gather_async(const at::Tensor& output, const at::Te
                                 " elements, expected " + std::to_string(total));
   }
   record_issue(Collective::kAllGather, output.nbytes());
-  return timed(do_all_gather(output, input, counts));
+  return timed(Collective::kAllGather, do_all_gather(output, input, counts));
 }
 
 WorkHandle Communicator::reduce_scatter_async(const at::Tensor& output, const at::Tensor& input,
@@ -84,13 +86,13 @@ WorkHandle Communicator::reduce_scatter_async(const at::Tensor& output, const at
                                 " elements, expected " + std::to_string(total));
   }
   record_issue(Collective::kReduceScatter, input.nbytes());
-  return timed(do_reduce_scatter(output, input, counts));
+  return timed(Collective::kReduceScatter, do_reduce_scatter(output, input, counts));
 }
 
 WorkHandle Communicator::all_reduce_async(const at::Tensor& tensor) {
   RequireContiguous(tensor, "all_reduce tensor");
   record_issue(Collective::kAllReduce, tensor.nbytes());
-  return timed(do_all_reduce(tensor));
+  return timed(Collective::kAllReduce, do_all_reduce(tensor));
 }
 
 WorkHandle Communicator::broadcast_async(const at::Tensor& tensor, int root) {
@@ -99,7 +101,7 @@ WorkHandle Communicator::broadcast_async(const at::Tensor& tensor, int root) {
     throw std::invalid_argument("communicator: broadcast root " + std::to_string(root) + " out of range");
   }
   record_issue(Collective::kBroadcast, tensor.nbytes());
-  return timed(do_broadcast(tensor, root));
+  return timed(Collective::kBroadcast, do_broadcast(tensor, root));
 }
 
 WorkHandle Communicator::scatter_async(const at::Tensor& output, const at::Tensor& input, int root) {
@@ -116,32 +118,45 @@ WorkHandle Communicator::scatter_async(const at::Tensor& output, const at::Tenso
     }
   }
   record_issue(Collective::kScatter, output.nbytes() * world_size_);
-  return timed(do_scatter(output, input, root));
+  return timed(Collective::kScatter, do_scatter(output, input, root));
 }
 
 WorkHandle Communicator::barrier_async() {
   record_issue(Collective::kBarrier, 0);
-  return timed(do_barrier());
+  return timed(Collective::kBarrier, do_barrier());
 }
 
 // A decorator over the backend's handle: the caller's time inside wait() is time its rank
-// waited for the others (or for the transport). The communicator outlives every handle it
-// issued: engines and the trainer wait on their handles before the communicator goes away.
+// waited for the others (or for the transport), also a "wait" span on the caller's track
+// (engine/profile/span_recorder.h). The communicator outlives every handle it issued: engines
+// and the trainer wait on their handles before the communicator goes away.
 class BlockedTimeWork : public Work {
  public:
-  BlockedTimeWork(WorkHandle inner, Communicator* comm) : inner_(std::move(inner)), comm_(comm) {}
+  BlockedTimeWork(WorkHandle inner, Communicator* comm, Collective c) : inner_(std::move(inner)), comm_(comm), c_(c) {}
   void wait() override {
-    const auto start = std::chrono::steady_clock::now();
-    inner_->wait();
-    comm_->record_blocked(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    const int64_t start = profile::NowNs();
+    {
+      profile::ScopedSpan span("wait", "wait", CollectiveName(c_));
+      inner_->wait();
+    }
+    comm_->record_blocked(1e-9 * static_cast<double>(profile::NowNs() - start));
   }
 
  private:
   WorkHandle inner_;
   Communicator* comm_;
+  Collective c_;
 };
 
-WorkHandle Communicator::timed(WorkHandle work) { return std::make_shared<BlockedTimeWork>(std::move(work), this); }
+WorkHandle Communicator::timed(Collective c, WorkHandle work) {
+  return std::make_shared<BlockedTimeWork>(std::move(work), this, c);
+}
+
+void Communicator::record_in_flight(Collective c, int64_t begin_ns, int64_t end_ns) {
+  profile::SpanRecorder& recorder = profile::SpanRecorder::Get();
+  if (!recorder.on() || stats_paused_) return;
+  recorder.add({CollectiveName(c), CollectiveName(c), profile::SpanTrack::kCommunication, begin_ns, end_ns});
+}
 
 void Communicator::record_blocked(double seconds) {
   if (stats_paused_) return;

@@ -118,13 +118,16 @@ class Communicator {
 
   // Backends report the time an operation took once it is known.
   void record_seconds(Collective c, double seconds);
+  // Backends whose operations run on a host thread (Gloo) report when one ran: a span on the
+  // rank's communication track (engine/profile/span_recorder.h; ignored while stats are paused).
+  void record_in_flight(Collective c, int64_t begin_ns, int64_t end_ns);
   // "gloo all_reduce on rank 1 of 3": prefix for error messages.
   std::string describe(Collective c) const;
 
  private:
   void record_issue(Collective c, int64_t bytes);
   // Wraps a backend's handle so that its wait() is timed into blocked_seconds_.
-  WorkHandle timed(WorkHandle work);
+  WorkHandle timed(Collective c, WorkHandle work);
   friend class BlockedTimeWork;
   void record_blocked(double seconds);
   std::vector<int64_t> resolve_counts(std::vector<int64_t> counts, int64_t own_numel, const char* what) const;

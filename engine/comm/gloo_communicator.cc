@@ -30,7 +30,9 @@
 #include <ATen/ops/empty.h>
 
 #include "engine/common/error.h"
+#include "engine/common/failpoints.h"
 #include "engine/memory/tracking_allocator.h"
+#include "engine/profile/span_recorder.h"
 
 namespace shardbench::comm {
 namespace {
@@ -315,7 +317,12 @@ class GlooCommunicator : public Communicator {
     const std::string what = describe(c);
     auto fut = executor_.submit([this, c, what, op = std::move(op)] {
       const auto start = Clock::now();
+      const int64_t start_ns = profile::NowNs();
       try {
+        // Failpoint slow_all_gather: a slow link, deterministically (what prefetch must hide).
+        if (c == Collective::kAllGather && FailpointActive("slow_all_gather")) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
         op();
       } catch (const gloo::IoException& e) {
         throw InfraError(what + " failed (timeout " + std::to_string(options().timeout.count()) +
@@ -324,6 +331,7 @@ class GlooCommunicator : public Communicator {
         throw InfraError(what + " failed: " + e.what());
       }
       record_seconds(c, std::chrono::duration<double>(Clock::now() - start).count());
+      record_in_flight(c, start_ns, profile::NowNs());
     });
     return std::make_shared<FutureWork>(std::move(fut));
   }

@@ -36,7 +36,7 @@ std::vector<std::string> FromEnvironment() {
 const std::vector<std::string>& KnownFailpoints() {
   static const std::vector<std::string> known = {"local_load_shift", "adapter_rank0_only", "optim_load_drop_step",
                                                  "slow_step_5pct", "slow_step_10pct", "slow_step_20pct",
-                                                 "straggler_rank1", "rank1_fails", "rank1_lost_once"};
+                                                 "straggler_rank1", "rank1_fails", "rank1_lost_once", "slow_all_gather"};
   return known;
 }
 

@@ -17,6 +17,9 @@
 //                        host with fewer cores than ranks: see engine/train/trainer.cc)
 //   rank1_fails          rank 1 stops with an infrastructure error in its second step (a rank
 //                        lost mid-instance): the instance fails on every rank, the next runs
+//   slow_all_gather      every Gloo all-gather waits 10 ms before it moves data, on the thread
+//                        that runs it (a slow link, planted): prefetch hides it behind compute,
+//                        so comm_overlap_ratio must rise with forward/backward_prefetch on
 //   rank1_lost_once      rank 1's process exits (137, as if killed) in its second step, in a
 //                        job's first attempt only (TORCHELASTIC_RESTART_COUNT unset or 0): the
 //                        job fails, and a torchrun restart resumes and finishes it

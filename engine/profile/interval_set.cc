@@ -35,4 +35,18 @@ int64_t Intersection(const std::vector<Interval>& a, const std::vector<Interval>
   return n;
 }
 
+std::vector<Interval> Difference(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  size_t j = 0;
+  for (Interval rest : a) {
+    while (j < b.size() && b[j].second <= rest.first) ++j;  // removals wholly before it
+    for (size_t k = j; k < b.size() && b[k].first < rest.second; ++k) {
+      if (b[k].first > rest.first) out.push_back({rest.first, b[k].first});
+      rest.first = std::max(rest.first, b[k].second);
+    }
+    if (rest.second > rest.first) out.push_back(rest);
+  }
+  return out;
+}
+
 }  // namespace shardbench::profile

@@ -17,5 +17,7 @@ std::vector<Interval> Union(std::vector<Interval> intervals);
 int64_t Length(const std::vector<Interval>& set);
 // Total length of the intersection of two sorted disjoint unions.
 int64_t Intersection(const std::vector<Interval>& a, const std::vector<Interval>& b);
+// The parts of sorted disjoint union `a` outside sorted disjoint union `b` (sorted, disjoint).
+std::vector<Interval> Difference(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
 }  // namespace shardbench::profile

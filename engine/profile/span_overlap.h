@@ -23,7 +23,7 @@ struct Span {
 
 struct SpanOverlap {
   int64_t window_ns = 0;         // the time summarised (a step, or the measured steps)
-  int64_t compute_ns = 0;        // union of compute spans that are not waits
+  int64_t compute_ns = 0;        // union of compute-track spans (not steps) minus their waits
   int64_t communication_ns = 0;  // union of collectives in flight
   int64_t exposed_ns = 0;        // communication while no compute runs
   int64_t idle_ns = 0;           // neither compute nor communication

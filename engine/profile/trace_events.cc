@@ -1,7 +1,11 @@
 #include "engine/profile/trace_events.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <string>
+
+#include "engine/common/error.h"
 
 namespace shardbench::profile {
 namespace {
@@ -58,8 +62,8 @@ nlohmann::json TraceEventsJson(const std::vector<RankSpans>& ranks, int64_t orig
       (s.track == SpanTrack::kCompute ? compute : communication).push_back(&s);
     }
     int tid = 0;
-    for (const auto& [track, spans] : {std::pair<const char*, const std::vector<const Span*>*>{"compute", &compute},
-                                       {"communication", &communication}}) {
+    for (const auto& [track, spans] : {std::pair<const char*, const std::vector<const Span*>*>{kComputeThread, &compute},
+                                       {kCommunicationThread, &communication}}) {
       const auto lanes = Lanes(*spans);
       for (size_t l = 0; l < lanes.size(); ++l, ++tid) {
         const std::string name = std::string(track) + (lanes.size() > 1 ? " " + std::to_string(l) : "");
@@ -67,8 +71,74 @@ nlohmann::json TraceEventsJson(const std::vector<RankSpans>& ranks, int64_t orig
         EmitLane(lanes[l], r.rank, tid, origin_ns, events);
       }
     }
+    if (!r.memory.empty()) {
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", r.rank}, {"tid", tid}, {"args", {{"name", "memory"}}}});
+      std::vector<MemorySample> memory = r.memory;  // sampled on several threads: nearly, not surely, in order
+      std::stable_sort(memory.begin(), memory.end(), [](const auto& a, const auto& b) { return a.at_ns < b.at_ns; });
+      for (const MemorySample& m : memory) {
+        nlohmann::json bytes = nlohmann::json::object();
+        for (size_t c = 0; c < memory::kCategories; ++c) bytes[memory::CategoryName(static_cast<memory::Category>(c))] = m.bytes[c];
+        events.push_back({{"ph", "C"}, {"pid", r.rank}, {"tid", tid}, {"ts", static_cast<double>(m.at_ns - origin_ns) / 1000.0},
+                          {"name", kMemoryCounterName}, {"args", bytes}});
+      }
+    }
   }
   return {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+std::vector<RankSpans> ReadTraceEvents(const nlohmann::json& trace, const std::string& what) {
+  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
+    throw InputError(what + ": not a Trace Event Format object (no traceEvents array)");
+  }
+  std::map<int, RankSpans> ranks;
+  std::map<std::pair<int, int>, SpanTrack> tracks;  // (pid, tid) -> track, from thread names
+  std::map<std::pair<int, int>, std::vector<Span>> open;
+  auto ns = [](const nlohmann::json& e) { return static_cast<int64_t>(std::llround(e.at("ts").get<double>() * 1000.0)); };
+  size_t index = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    const std::string at = what + ": traceEvents[" + std::to_string(index++) + "]";
+    try {
+      const std::string ph = e.at("ph");
+      const int pid = e.at("pid");
+      RankSpans& r = ranks[pid];
+      r.rank = pid;
+      if (ph == "M") {
+        if (e.at("name") == "thread_name") {
+          const std::string name = e.at("args").at("name");
+          tracks[{pid, e.at("tid").get<int>()}] =
+              name.rfind(kCommunicationThread, 0) == 0 ? SpanTrack::kCommunication : SpanTrack::kCompute;
+        }
+        continue;
+      }
+      const std::pair<int, int> thread{pid, e.at("tid").get<int>()};
+      if (ph == "B") {
+        Span s;
+        s.name = e.at("name");
+        s.category = e.value("cat", "");
+        s.track = tracks.count(thread) ? tracks[thread] : SpanTrack::kCompute;
+        s.begin_ns = ns(e);
+        open[thread].push_back(std::move(s));
+      } else if (ph == "E") {
+        if (open[thread].empty()) throw InputError(at + ": an end (E) with no begin (B) open on its thread");
+        Span s = std::move(open[thread].back());
+        open[thread].pop_back();
+        s.end_ns = ns(e);
+        r.spans.push_back(std::move(s));
+      } else if (ph == "C" && e.at("name") == kMemoryCounterName) {
+        MemorySample m;
+        m.at_ns = ns(e);
+        for (size_t c = 0; c < memory::kCategories; ++c) {
+          m.bytes[c] = e.at("args").value(memory::CategoryName(static_cast<memory::Category>(c)), int64_t{0});
+        }
+        r.memory.push_back(m);
+      }
+    } catch (const nlohmann::json::exception& x) {
+      throw InputError(at + ": " + x.what());
+    }
+  }
+  std::vector<RankSpans> out;
+  for (auto& [pid, r] : ranks) out.push_back(std::move(r));
+  return out;
 }
 
 }  // namespace shardbench::profile

@@ -6,6 +6,7 @@
 
 #include "engine/common/error.h"
 #include "engine/memory/tracking_allocator.h"
+#include "engine/profile/span_recorder.h"
 #include "engine/shard/flat_layout.h"
 #include "engine/shard/storage.h"
 
@@ -287,6 +288,7 @@ at::Tensor FlatParamUnit::post_forward(at::Tensor output) {
 
 void FlatParamUnit::unshard_for_backward() {
   if (!needs_backward_unshard_) return;
+  profile::ScopedSpan span("unshard", "unshard", UnitLabel(path_));
   if (pending_ && pending_->for_backward) {
     finish_pending_gather();  // prefetched into full_'s storage
   } else {
@@ -309,6 +311,7 @@ void FlatParamUnit::prepare_recompute() {
 }
 
 at::Tensor FlatParamUnit::reduce_scatter_grad(const at::Tensor& full_grad) {
+  profile::ScopedSpan span("reduce_scatter", "reduce_scatter", UnitLabel(path_));
   c10::NoGradGuard no_grad;
   // Mixed precision: gradients are reduced in reduce_dtype, then kept in the shard's dtype.
   at::Tensor g = full_grad.to(options_.mixed_precision.reduce(flat_shard_.scalar_type())).contiguous();
@@ -323,6 +326,7 @@ at::Tensor FlatParamUnit::reduce_scatter_grad(const at::Tensor& full_grad) {
 }
 
 void FlatParamUnit::free_full_storage() {
+  profile::ScopedSpan span("reshard", "reshard", UnitLabel(path_));
   if (pending_) {  // never free storage a collective still writes; an unused prefetch is dropped
     const bool into_full = pending_->for_backward;
     finish_pending_gather();

@@ -6,6 +6,7 @@
 
 #include "engine/common/error.h"
 #include "engine/memory/tracking_allocator.h"
+#include "engine/profile/span_recorder.h"
 #include "engine/shard/storage.h"
 
 namespace shardbench::shard {
@@ -196,6 +197,8 @@ void PerParamUnit::prefetch_for_backward() {
 }
 
 void PerParamUnit::free_unsharded() {
+  if (!pending_gather_ && !unsharded_) return;
+  profile::ScopedSpan span("reshard", "reshard", UnitLabel(path_));
   if (pending_gather_) finish_pending_gather();  // never free storage a collective still writes
   if (!unsharded_) return;
   if (options_.unsharded_bytes) options_.unsharded_bytes->sub(full_bytes());
@@ -232,6 +235,7 @@ at::Tensor PerParamUnit::post_forward(at::Tensor output) {
 
 void PerParamUnit::unshard_for_backward() {
   if (!needs_backward_unshard_) return;
+  profile::ScopedSpan span("unshard", "unshard", UnitLabel(path_));
   unshard();  // refills the same storages (or completes their prefetch)
   needs_backward_unshard_ = false;
   if (options_.after_backward_unshard) options_.after_backward_unshard(*this);
@@ -258,6 +262,7 @@ void PerParamUnit::accept_grad(size_t index, const at::Tensor& grad) {
 }
 
 void PerParamUnit::reduce_scatter_grads() {
+  profile::ScopedSpan span("reduce_scatter", "reduce_scatter", UnitLabel(path_));
   c10::NoGradGuard no_grad;
   const int ws = world_size();
   at::Tensor out;

@@ -14,6 +14,7 @@
 
 #include "engine/comm/communicator.h"
 #include "engine/model/module.h"
+#include "engine/profile/span_recorder.h"
 #include "engine/shard/byte_gauge.h"
 #include "engine/shard/execution_order.h"
 #include "engine/shard/sharded_model.h"
@@ -37,15 +38,33 @@ class UnitDriver : public ShardedModel, public model::ForwardHooks {
   const std::vector<std::unique_ptr<Unit>>& units() const { return units_; }
 
   // ForwardHooks.
+  // Each unit's forward is a span from its pre-forward (unshard included) to its post-forward.
   void pre_forward(model::Module& module, at::ArrayRef<at::Tensor> inputs) override {
     Unit* unit = by_module_.at(&module);
-    unit->pre_forward(inputs);
+    if (profile::SpanRecorder::Get().on()) forward_begin_ns_[unit] = profile::NowNs();
+    {
+      profile::ScopedSpan span("unshard", "unshard", UnitLabel(unit->path()));
+      unit->pre_forward(inputs);
+    }
     if (order_.record(unit) && forward_prefetch_) {
-      if (Unit* next = order_.neighbour(unit, +1)) next->prefetch_for_forward();
+      if (Unit* next = order_.neighbour(unit, +1)) {
+        profile::ScopedSpan span("unshard", "all_gather issue", UnitLabel(next->path()));
+        next->prefetch_for_forward();
+      }
     }
   }
   at::Tensor post_forward(model::Module& module, at::Tensor output) override {
-    return by_module_.at(&module)->post_forward(std::move(output));
+    Unit* unit = by_module_.at(&module);
+    at::Tensor out = unit->post_forward(std::move(output));
+    profile::SpanRecorder& recorder = profile::SpanRecorder::Get();
+    if (auto begin = forward_begin_ns_.find(unit); begin != forward_begin_ns_.end()) {
+      if (recorder.on()) {
+        recorder.add({"forward " + std::string(UnitLabel(unit->path())), "forward", profile::SpanTrack::kCompute,
+                      begin->second, profile::NowNs()});
+      }
+      forward_begin_ns_.erase(begin);
+    }
+    return out;
   }
   void before_recompute(model::Module& module) override { by_module_.at(&module)->prepare_recompute(); }
 
@@ -102,7 +121,10 @@ class UnitDriver : public ShardedModel, public model::ForwardHooks {
       o.unsharded_grad_bytes = &unsharded_grad_bytes_;
       if (backward_prefetch) {
         o.after_backward_unshard = [this](Unit& unit) {
-          if (Unit* next = order_.neighbour(&unit, -1)) next->prefetch_for_backward();
+          if (Unit* next = order_.neighbour(&unit, -1)) {
+            profile::ScopedSpan span("unshard", "all_gather issue", UnitLabel(next->path()));
+            next->prefetch_for_backward();
+          }
         };
       }
       units_.push_back(std::make_unique<Unit>(std::move(plan), comm, std::move(o)));
@@ -116,6 +138,7 @@ class UnitDriver : public ShardedModel, public model::ForwardHooks {
   std::vector<std::unique_ptr<Unit>> units_;
   std::map<model::Module*, Unit*> by_module_;
   ExecutionOrder<Unit> order_;  // for prefetch
+  std::map<Unit*, int64_t> forward_begin_ns_;  // units inside their forward, while recording spans
   ByteGauge unsharded_bytes_;
   ByteGauge unsharded_grad_bytes_;
 };

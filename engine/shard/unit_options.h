@@ -4,6 +4,8 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <string_view>
 
 #include "engine/model/param_init.h"
 #include "engine/shard/byte_gauge.h"
@@ -22,5 +24,8 @@ struct UnitOptions {
   // Called once the unit has re-gathered for its backward (backward prefetch hooks in here).
   std::function<void(Unit&)> after_backward_unshard;
 };
+
+// A unit's name in trace spans: its module path, "root" for the model itself.
+inline std::string_view UnitLabel(const std::string& path) { return path.empty() ? std::string_view("root") : path; }
 
 }  // namespace shardbench::shard

@@ -5,12 +5,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "engine/common/error.h"
 #include "engine/common/failpoints.h"
 #include "engine/memory/tracking_allocator.h"
 #include "engine/optim/grad_clip.h"
+#include "engine/profile/span_recorder.h"
 
 namespace shardbench::train {
 namespace {
@@ -42,6 +44,9 @@ static void RankFailpoints(comm::Communicator* comm, bool past_first_step) {
 StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   RankFailpoints(comm_, steps_ > options_.first_step);
   StepTimes t;
+  // The step's phases as spans (engine/profile/span_recorder.h): the window the scenario runner
+  // sums overlap over is the "step" span.
+  profile::ScopedSpan step_span("step", "step");
   const auto start = Clock::now();
   const double blocked_before = comm_ ? comm_->blocked_seconds() : 0.0;
   auto blocked = [&] { return comm_ ? comm_->blocked_seconds() - blocked_before : 0.0; };
@@ -54,7 +59,12 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
     memory::ScopedCategory activations(memory::Category::kActivations);
     const double scale = 1.0 / static_cast<double>(micro_batches.size());
     for (const auto& batch : micro_batches) {
-      at::Tensor loss = model_.loss(batch.input_ids, batch.labels);
+      at::Tensor loss;
+      {
+        profile::ScopedSpan span("forward", "forward");
+        loss = model_.loss(batch.input_ids, batch.labels);
+      }
+      profile::ScopedSpan span("backward", "backward");
       (loss * scale).backward();
       loss_sum = loss_sum.defined() ? loss_sum + loss.detach() : loss.detach();
     }
@@ -62,6 +72,7 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   t.forward_backward = Since(start);
 
   const auto sync = Clock::now();
+  std::optional<profile::ScopedSpan> sync_span(std::in_place, "grad_sync", "grad_sync");
   if (sync_) sync_->after_backward();
   at::Tensor global_loss = loss_sum / static_cast<double>(micro_batches.size());
   if (comm_ && comm_->world_size() > 1) {
@@ -69,7 +80,9 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
     global_loss.div_(comm_->world_size());
   }
   t.grad_sync = Since(sync);
+  sync_span.reset();
   const auto opt = Clock::now();
+  std::optional<profile::ScopedSpan> optimizer_span(std::in_place, "optimizer", "optimizer");
   if (options_.max_grad_norm > 0) {
     std::vector<at::Tensor> grads;
     bool sharded = false;
@@ -89,6 +102,7 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   for (size_t i = 0; i < base_lrs_.size(); ++i) optimizer_.groups()[i].lr = base_lrs_[i] * lr_factor;
   optimizer_.step();
   t.optimizer = Since(opt);
+  optimizer_span.reset();
   // Failpoints slow_step_5pct / 10pct / 20pct: a known slowdown for measuring the gate. It
   // spins rather than sleeps: extra work holds the core as real compute would (a sleeping rank
   // hands its core to the other ranks' threads, which hides most of the delay on a small host).

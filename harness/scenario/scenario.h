@@ -124,6 +124,11 @@ struct ProfileConfig {
   // buffer flush after each step, outside its timer): metrics kernel_comm_time,
   // kernel_exposed_comm_time, kernel_compute_time, kernel_overlap_ratio. Needs backend nccl.
   bool kernel_trace = false;
+  // Write the ranks' timelines over the measured steps as one Trace Event Format file
+  // (<repetition>/trace.json: Perfetto UI, chrome://tracing), with every rank's host memory by
+  // category as counter tracks. The overlap metrics (comm_exposed_time, comm_overlap_ratio,
+  // rank_idle_time) are measured with or without it. `shardbench run --trace` sets it.
+  bool trace = false;
 };
 
 // Reshapes a named config (0 keeps the named config's value): what `shardbench shrink` writes

@@ -203,6 +203,7 @@ std::vector<ScenarioField> BuildFields() {
       BoolField("checks.resume", [](Scenario& s) -> bool& { return s.checks.resume; }),
       StringField("peer.python", [](Scenario& s) -> std::string& { return s.peer.python; }),
       BoolField("profile.kernel_trace", [](Scenario& s) -> bool& { return s.profile.kernel_trace; }),
+      BoolField("profile.trace", [](Scenario& s) -> bool& { return s.profile.trace; }),
       {"failpoints", "a list of failpoint names",
        [](Scenario& s, const YAML::Node& n) {
          s.failpoints = ReadStringList(n, "a list of failpoint names");

@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "reporters/statistics.h"
 #include "tests/support/multi_rank.h"
+#include "tests/support/trace_check.h"
 
 namespace shardbench {
 namespace {
@@ -76,6 +79,71 @@ TEST(MeasureCli, WarmupAutoRecordsSteadyStateAndWhereMetricsStart) {
   EXPECT_EQ(r["scenario"]["config"]["train"]["warmup_steps"], "auto");
   EXPECT_NE(output.find("warmup          auto: steady state detected at step " + std::to_string(steady)), std::string::npos)
       << output;
+}
+
+// Every all-gather made 10 ms slower (failpoint slow_all_gather, a planted delay on Gloo's
+// thread): without prefetch each unit waits for its own all-gather, fully exposed; with forward
+// and backward prefetch the next unit's all-gather runs while this one computes.
+constexpr const char* kSlowGathers = "--quiet engine=flat train.steps=6 train.warmup_steps=2 train.batch_size=8 "
+                                     "train.seq_len=128 failpoints=[slow_all_gather]";
+
+TEST(MeasureCli, PrefetchHidesSlowAllGathersBehindCompute) {
+  const auto off = RunSmoke("prefetch_off", kSlowGathers);
+  const auto on = RunSmoke("prefetch_on", std::string(kSlowGathers) + " sharding.forward_prefetch=true sharding.backward_prefetch=true");
+  const double ratio_off = Metric(off, "comm_overlap_ratio")["median"], ratio_on = Metric(on, "comm_overlap_ratio")["median"];
+  const double exposed_off = Metric(off, "comm_exposed_time")["median"], exposed_on = Metric(on, "comm_exposed_time")["median"];
+  EXPECT_GT(ratio_on, ratio_off + 0.15) << "overlap ratio: prefetch off " << ratio_off << ", on " << ratio_on;
+  EXPECT_LT(exposed_on, exposed_off) << "exposed: prefetch off " << exposed_off << " s, on " << exposed_on << " s";
+  for (const auto* r : {&off, &on}) {
+    const auto& ratio = Metric(*r, "comm_overlap_ratio");
+    EXPECT_EQ(ratio["samples"].size(), 6u);  // every measured step
+    EXPECT_EQ(ratio["per_rank"].size(), 2u);
+    EXPECT_EQ(Metric(*r, "rank_idle_time")["unit"], "s");
+  }
+}
+
+TEST(MeasureCli, TraceHasEveryRankAndPhaseAndIsSummarized) {
+  const std::string out = testing::MakeTempDir("trace");
+  const auto run = testing::RunShardbench("run " + std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/smoke.yaml --out " + out +
+                                          " --quiet --trace engine=per_param train.steps=3 checkpoint.type=sharded "
+                                          "checkpoint.save_step=4");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json trace = nlohmann::json::parse(testing::ReadFile(out + "/smoke/rep0/trace.json"));
+  EXPECT_GT(testing::CheckTraceValid(trace), 0u);
+  std::set<int> pids;
+  std::set<std::string> categories;
+  std::map<int, std::set<std::string>> threads;
+  size_t counters = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    pids.insert(e["pid"].get<int>());
+    if (e["ph"] == "B") categories.insert(e["cat"].get<std::string>());
+    if (e["ph"] == "M" && e["name"] == "thread_name") threads[e["pid"]].insert(e["args"]["name"].get<std::string>());
+    counters += e["ph"] == "C";
+  }
+  EXPECT_EQ(pids, (std::set<int>{0, 1}));
+  for (const std::string c : {"step", "data", "forward", "backward", "unshard", "reshard", "reduce_scatter", "wait",
+                              "grad_sync", "optimizer", "all_gather", "reduce_scatter", "checkpoint"}) {
+    EXPECT_TRUE(categories.count(c)) << "no span of category " << c;
+  }
+  for (int rank : {0, 1}) {
+    EXPECT_TRUE(threads[rank].count("compute")) << rank;
+    EXPECT_TRUE(threads[rank].count("memory")) << rank;
+  }
+  EXPECT_GT(counters, 0u);
+
+  const auto summary = testing::RunShardbench("trace summarize " + out);
+  EXPECT_EQ(summary.exit_code, 0) << summary.output;
+  for (const std::string line : {"smoke/rep0/trace.json", "rank 0: 3 steps", "rank 1: 3 steps", "top spans", "straggler: rank"}) {
+    EXPECT_NE(summary.output.find(line), std::string::npos) << line << "\n" << summary.output;
+  }
+  // Without --trace: the overlap metrics, no file; summarize says where to get one (exit 2).
+  const std::string plain = testing::MakeTempDir("no_trace");
+  ASSERT_EQ(testing::RunShardbench("run " + std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/smoke.yaml --out " + plain +
+                                   " --quiet engine=per_param train.steps=3").exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(plain + "/smoke/rep0/trace.json"));
+  const auto none = testing::RunShardbench("trace summarize " + plain);
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.output.find("--trace"), std::string::npos) << none.output;
 }
 
 }  // namespace

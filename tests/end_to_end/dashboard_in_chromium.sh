@@ -10,7 +10,7 @@ rm -rf "$out" && mkdir -p "$out"
 chromium=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$chromium" ] || { echo "chromium not installed (scripts/setup.sh installs it)"; exit 1; }
 
-"$bin" run "$(dirname "$0")/../../scenarios/smoke.yaml" --out "$out/base" --quiet train.steps=4 'name=<img src=x onerror=alert(1)>'
+"$bin" run "$(dirname "$0")/../../scenarios/smoke.yaml" --out "$out/base" --quiet --trace train.steps=4 'name=<img src=x onerror=alert(1)>'
 python3 - "$out" <<'PY'
 import json, os, shutil, sys, copy
 out = sys.argv[1]
@@ -81,8 +81,17 @@ for link in $links; do
 done
 
 # Every run directory carries its own page (no base): the smoke run's.
-render "$out/base/dashboard.html" run 3  # memory, per-rank step times, loss
+render "$out/base/dashboard.html" run 4  # memory, memory over the last step (--trace), per-rank step times, loss
 if grep -q '<img' "$out/run.dom.html"; then echo "a scenario name was parsed as markup on the run page"; exit 1; fi
+# The memory timeline has its data (rank 0's categories over one step), and the page links the
+# trace, which exists beside it.
+grep -q '"memory_timeline":{"categories":{' "$out/base/dashboard.html" || { echo "the run page has no memory timeline"; exit 1; }
+trace_links=$(grep -o 'href="[^"]*trace.json"' "$out/run.dom.html" | sed 's/^href="//; s/"$//')
+[ -n "$trace_links" ] || { echo "the run page links no trace"; exit 1; }
+for link in $trace_links; do
+  [ -f "$out/base/$(python3 -c 'import sys, urllib.parse; print(urllib.parse.unquote(sys.argv[1]))' "$link")" ] ||
+    { echo "the run page links $link, which does not exist"; exit 1; }
+done
 # The per-rank step-time chart has its data: both smoke ranks' busy-time distributions.
 grep -q '"rank":1,"step":' "$out/base/dashboard.html" || { echo "the run page lacks rank 1's step-time distribution"; exit 1; }
 
