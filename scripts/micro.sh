@@ -15,7 +15,7 @@ shift
 [ ! -e "$out" ] || { echo "micro.sh: $out already exists; choose a new directory" >&2; exit 2; }
 build=${SHARDBENCH_BUILD_DIR:-$root/build}
 mkdir -p "$out"
-for program in engine_overhead optimizer_bench checkpoint_bench; do
+for program in engine_overhead optimizer_bench checkpoint_bench init_bench; do
   binary="$build/shardbench_$program"
   [ -x "$binary" ] || { echo "micro.sh: $binary is not built (scripts/build.sh builds it)" >&2; exit 3; }
   "$binary" --benchmark_repetitions="${MICRO_REPETITIONS:-5}" --benchmark_min_time="${MICRO_MIN_TIME:-0.5}" \

@@ -4,7 +4,9 @@
 #include <ATen/Parallel.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "engine/common/error.h"
 #include "engine/model/module.h"
@@ -21,7 +23,76 @@ uint64_t Mix(uint64_t z) {
 }
 
 // Uniform in (0, 1), 53 random bits.
-double Open01(uint64_t h) { return (static_cast<double>(h >> 11) + 0.5) * 0x1.0p-53; }
+// (53 bits fit a signed integer exactly: its conversion is one instruction, the unsigned one a
+// branchy sequence, and both give the same double.)
+double Open01(uint64_t h) { return (static_cast<double>(static_cast<int64_t>(h >> 11)) + 0.5) * 0x1.0p-53; }
+
+}  // namespace
+
+// A normal element as it has always been computed, one at a time with the C library's log and
+// cos: the definition every faster path must reproduce bit for bit.
+float NormalElement(const ParamInit& init, uint64_t key, uint64_t i) {
+  const double u1 = Open01(Mix(key + (2 * i + 1) * kGolden)), u2 = Open01(Mix(key + (2 * i + 2) * kGolden));
+  return static_cast<float>(init.a + init.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
+}
+
+namespace {
+
+// Whether `d` lies so close to the midpoint between two floats that a few units in the last
+// place of a double (what a vectorised log or cos may differ by from the C library's) could
+// round it to the other float. Such elements (~1 in 10^6) are recomputed one at a time, as are
+// floats next to a power of two (its gap below is half the one above), zero, subnormals and
+// non-finite values: rare, and not worth reasoning about.
+bool NearFloatTie(double d, float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  const uint32_t exponent = (bits >> 23) & 0xff, mantissa = bits & 0x7fffff;
+  if (exponent == 0 || exponent == 0xff || mantissa == 0) return true;
+  // Half a unit in the last place of f: 2^(exponent - 127 - 24), built as a double.
+  const uint64_t half_bits = static_cast<uint64_t>(exponent - 127 - 24 + 1023) << 52;
+  double half;
+  std::memcpy(&half, &half_bits, sizeof half);
+  return std::fabs(std::fabs(d - static_cast<double>(f)) - half) <= half * 0x1.0p-20;
+}
+
+// Normal elements [begin, begin + n) into out, in blocks: the splitmix64 counters one at a time,
+// then log, sqrt and cos over a whole block with ATen's vectorised double kernels, then
+// Box-Muller in the same order of operations as NormalElement. Only log and cos may differ from
+// the C library's (in the last bits of a double; sqrt and the products are exact IEEE either
+// way), which changes the float only next to a tie between two floats: there NearFloatTie
+// sends the element to NormalElement.
+void FillNormal(float* out, const ParamInit& init, uint64_t key, int64_t begin, int64_t n) {
+  constexpr int64_t kBlock = 8192;
+  at::Tensor u1 = at::empty({kBlock}, at::kDouble), w = at::empty({kBlock}, at::kDouble);
+  at::Tensor r = at::empty({kBlock}, at::kDouble), c = at::empty({kBlock}, at::kDouble);
+  at::Tensor d = at::empty({kBlock}, at::kDouble);
+  for (int64_t lo = 0; lo < n; lo += kBlock) {
+    const int64_t m = std::min(kBlock, n - lo);
+    double* pu = u1.data_ptr<double>();
+    double* pw = w.data_ptr<double>();
+    for (int64_t j = 0; j < m; ++j) {
+      const uint64_t i = static_cast<uint64_t>(begin + lo + j);
+      pu[j] = Open01(Mix(key + (2 * i + 1) * kGolden));
+      pw[j] = 2.0 * M_PI * Open01(Mix(key + (2 * i + 2) * kGolden));
+    }
+    at::Tensor rm = r.narrow(0, 0, m), cm = c.narrow(0, 0, m);
+    at::log_out(rm, u1.narrow(0, 0, m));
+    rm.mul_(-2.0).sqrt_();  // sqrt(-2 log u1): scaling by -2 is exact
+    at::cos_out(cm, w.narrow(0, 0, m));
+    const double* pr = rm.data_ptr<double>();
+    const double* pc = cm.data_ptr<double>();
+    double* pd = d.data_ptr<double>();
+    float* o = out + lo;
+    const double a = init.a, b = init.b;
+    for (int64_t j = 0; j < m; ++j) {
+      pd[j] = a + b * pr[j] * pc[j];
+      o[j] = static_cast<float>(pd[j]);
+    }
+    for (int64_t j = 0; j < m; ++j) {
+      if (NearFloatTie(pd[j], o[j])) o[j] = NormalElement(init, key, static_cast<uint64_t>(begin + lo + j));
+    }
+  }
+}
 
 }  // namespace
 
@@ -33,20 +104,21 @@ void FillInitRange(const at::Tensor& dst, const ParamInit& init, uint64_t key, i
     dst.fill_(init.a);
     return;
   }
-  at::Tensor values = at::empty({n}, at::kFloat);
+  // Written in place when the destination is a contiguous float tensor in host memory.
+  const bool in_place = dst.device().is_cpu() && dst.scalar_type() == at::kFloat && dst.is_contiguous();
+  at::Tensor values = in_place ? dst : at::empty({n}, at::kFloat);
   float* out = values.data_ptr<float>();
-  at::parallel_for(0, n, 4096, [&](int64_t lo, int64_t hi) {
+  at::parallel_for(0, n, 1 << 16, [&](int64_t lo, int64_t hi) {
+    if (init.kind == ParamInit::Kind::kNormal) {
+      FillNormal(out + lo, init, key, begin + lo, hi - lo);
+      return;
+    }
     for (int64_t j = lo; j < hi; ++j) {
       const uint64_t i = static_cast<uint64_t>(begin + j);
-      if (init.kind == ParamInit::Kind::kUniform) {
-        out[j] = static_cast<float>(init.a + (init.b - init.a) * Open01(Mix(key + (i + 1) * kGolden)));
-      } else {
-        const double u1 = Open01(Mix(key + (2 * i + 1) * kGolden)), u2 = Open01(Mix(key + (2 * i + 2) * kGolden));
-        out[j] = static_cast<float>(init.a + init.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
-      }
+      out[j] = static_cast<float>(init.a + (init.b - init.a) * Open01(Mix(key + (i + 1) * kGolden)));
     }
   });
-  dst.copy_(values);
+  if (!in_place) dst.copy_(values.view(dst.sizes()));
 }
 
 std::map<std::string, ParamInit> CollectParamInits(Module& root) {

@@ -22,8 +22,12 @@ struct ParamInit {
 };
 
 // Fills `dst` (1-D, contiguous, any dtype/device) with elements [begin, begin + numel) of the
-// parameter whose key is `key` (SeedFor(seed, name)).
+// parameter whose key is `key` (SeedFor(seed, name)). Normals are computed a block at a time
+// with vectorised log and cos, equal bit for bit to NormalElement.
 void FillInitRange(const at::Tensor& dst, const ParamInit& init, uint64_t key, int64_t begin);
+// Element i of a normal parameter, the scalar definition (Box-Muller over two splitmix64 draws,
+// the C library's log and cos).
+float NormalElement(const ParamInit& init, uint64_t key, uint64_t i);
 
 // Fills `dst` with elements [begin, begin + dst.numel()) of parameter `name` (row-major).
 using ParamMaterializer = std::function<void(const std::string& name, const at::Tensor& dst, int64_t begin)>;

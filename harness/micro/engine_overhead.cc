@@ -1,5 +1,5 @@
 // Google Benchmark: the flat (FSDP1) engine's step time over the plain unsharded step at world
-// size 1, on the tiny and the 125m model. Each iteration runs one plain and one flat step on the same batch,
+// size 1, on the tiny and the 125m model; and tracing's cost (BM_TraceOverhead, below). Each iteration runs one plain and one flat step on the same batch,
 // alternating which goes first, so drift in machine speed affects both alike; the benchmark's
 // time is the flat step's (manual time) and the counters say the plain step's and their ratio.
 //
@@ -16,7 +16,9 @@
 
 #include "engine/model/llama.h"
 #include "engine/model/synthetic_data.h"
+#include "engine/memory/tracking_allocator.h"
 #include "engine/optim/param_groups.h"
+#include "engine/profile/span_recorder.h"
 #include "engine/shard/flat_sharded_model.h"
 #include "engine/train/trainer.h"
 
@@ -62,6 +64,54 @@ void EngineOverhead(benchmark::State& state, const std::string& model_name) {
   state.counters["plain_step_s"] = benchmark::Counter(plain_seconds, benchmark::Counter::kAvgIterations);
   state.counters["flat_over_plain"] = flat_seconds / plain_seconds;
 }
+
+// Tracing's own cost (issue #20: within 3% of off): the flat engine at world size 1 on one model,
+// steps alternating between the span recorder off and on with memory samples (what
+// profile.trace records; spans taken after each step, as harness/rank_trace.h does). In one
+// process, step by step, so launch-to-launch noise cancels. Manual time = the traced step.
+void TraceOverhead(benchmark::State& state, const std::string& model_name) {
+  memory::InstallTrackingAllocator();  // memory samples read it
+  const auto config = model::NamedLlamaConfig(model_name);
+  model::LoraConfig lora;
+  lora.enabled = true;
+  lora.targets = {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"};
+  auto wrapped = model::BuildInitializedLlama(config, lora, 1, at::TensorOptions());
+  shard::FlatShardedModel flat(*wrapped, nullptr, {shard::ParseWrapPolicy("transformer_block"), true, true});
+  optim::AdamW opt(optim::MakeParamGroups(flat.named_parameters(), 1e-3, 0.0, true));
+  train::Trainer trainer(*wrapped, opt, nullptr, &flat);
+  model::SyntheticData data(1, config.vocab_size, state.range(1));
+  const int64_t batch = state.range(0);
+  for (int s = 0; s < 2; ++s) trainer.step(data.batch(s, 0, batch));
+  profile::SpanRecorder& recorder = profile::SpanRecorder::Get();
+  double off_seconds = 0, on_seconds = 0;
+  int64_t spans = 0, samples = 0, step = 2;
+  for (auto _ : state) {
+    const auto b = data.batch(step, 0, batch);
+    double off, on;
+    auto traced = [&] {
+      recorder.start(/*memory_samples=*/true);
+      const double t = trainer.step(b).seconds;
+      spans += static_cast<int64_t>(recorder.take_spans().size());
+      samples += static_cast<int64_t>(recorder.take_memory().size());
+      recorder.stop();
+      return t;
+    };
+    if (step++ % 2 == 0) {
+      off = trainer.step(b).seconds;
+      on = traced();
+    } else {
+      on = traced();
+      off = trainer.step(b).seconds;
+    }
+    state.SetIterationTime(on);
+    off_seconds += off;
+    on_seconds += on;
+  }
+  state.counters["untraced_step_s"] = benchmark::Counter(off_seconds, benchmark::Counter::kAvgIterations);
+  state.counters["traced_over_untraced"] = on_seconds / off_seconds;
+  state.counters["spans_per_step"] = benchmark::Counter(static_cast<double>(spans), benchmark::Counter::kAvgIterations);
+  state.counters["memory_samples_per_step"] = benchmark::Counter(static_cast<double>(samples), benchmark::Counter::kAvgIterations);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -72,6 +122,13 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("BM_EngineOverhead/model:" + model_name).c_str(), EngineOverhead, model_name)
         ->ArgNames({"lora", "batch", "seq"})
         ->ArgsProduct({{0, 1}, {batch}, {seq}})
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+  for (const auto& [model_name, batch, seq] : {std::tuple<std::string, int64_t, int64_t>{"tiny", 4, 64}, {"125m", 2, 128}}) {
+    benchmark::RegisterBenchmark(("BM_TraceOverhead/model:" + model_name).c_str(), TraceOverhead, model_name)
+        ->ArgNames({"batch", "seq"})
+        ->Args({batch, seq})
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
   }
