@@ -24,6 +24,7 @@ int TraceSummarizeCommand(const std::string& run) {
     for (auto it = fs::recursive_directory_iterator(run, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (it->is_regular_file() && it->path().filename() == "trace.json") traces.push_back(it->path());
     }
+    if (ec) throw InputError("trace summarize " + run + ": cannot read it all: " + ec.message());
     std::sort(traces.begin(), traces.end());
   } else {
     throw InputError("trace summarize " + run + ": no such file or directory");

@@ -7,21 +7,27 @@ if(NOT status EQUAL 0)
   message(FATAL_ERROR "${EXECUTABLE} --gtest_list_tests failed (${status}):\n${listing}")
 endif()
 file(READ ${PROPERTIES_FILE} properties)
+# Parameter comments ("  # GetParam() = ...", "  # TypeParam = ...") may hold any text, brackets
+# and semicolons included, which a CMake list would split or join: they go before splitting.
+string(REGEX REPLACE "  # [^\n]*" "" listing "${listing}")
+string(REPLACE ";" "" listing "${listing}")
 string(REPLACE "\n" ";" lines "${listing}")
 set(script "")
 set(suite "")
 
+# A suite's time limit grows with its tests (5 min, plus 1 min a test): a hang in any one of them
+# still ends it.
 macro(add_suite)
-  if(suite)
+  if(NOT suite STREQUAL "")
+    math(EXPR timeout "300 + 60 * ${tests}")
     string(APPEND script "add_test([==[${suite}]==] [==[${EXECUTABLE}]==] [==[--gtest_filter=${suite}.*]==])\n"
-      "set_tests_properties([==[${suite}]==] PROPERTIES COST ${tests}${properties})\n")
+      "set_tests_properties([==[${suite}]==] PROPERTIES COST ${tests} TIMEOUT ${timeout}${properties})\n")
   endif()
 endmacro()
 
 foreach(line IN LISTS lines)
-  # Suite lines start in column 0 and end with '.', maybe followed by "  # TypeParam = ...";
-  # its tests follow, indented.
-  if(line MATCHES "^([^ #][^ ]*)\\.( .*)?$")
+  # Suite lines start in column 0 and end with '.'; its tests follow, indented.
+  if(line MATCHES "^([^ #][^ ]*)\\.$")
     add_suite()
     set(suite ${CMAKE_MATCH_1})
     set(tests 0)

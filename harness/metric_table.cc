@@ -161,15 +161,17 @@ Metric OverlapRatio(const MetricRow& row, const MetricInputs& in, std::vector<do
 void KernelOverlapRatio(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
   out.push_back(OverlapRatio(row, in, &RankRecord::kernel_comm_seconds, &RankRecord::kernel_exposed_seconds, in.warmup));
 }
-// The same three figures from the ranks' spans (harness/rank_trace.h), over the step metrics' window.
+// The same three figures from the ranks' spans (harness/rank_trace.h), over the step metrics'
+// window; spans are recorded from the nominal warmup on, which warmup auto may start before.
+int64_t SpansFrom(const MetricInputs& in) { return std::max(in.from, in.warmup); }
 void CommExposedTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
-  out.push_back(SlowestPerStep(row, in, &RankRecord::span_exposed_seconds, in.from));
+  out.push_back(SlowestPerStep(row, in, &RankRecord::span_exposed_seconds, SpansFrom(in)));
 }
 void CommOverlapRatio(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
-  out.push_back(OverlapRatio(row, in, &RankRecord::span_comm_seconds, &RankRecord::span_exposed_seconds, in.from));
+  out.push_back(OverlapRatio(row, in, &RankRecord::span_comm_seconds, &RankRecord::span_exposed_seconds, SpansFrom(in)));
 }
 void RankIdleTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
-  out.push_back(SlowestPerStep(row, in, &RankRecord::span_idle_seconds, in.from));
+  out.push_back(SlowestPerStep(row, in, &RankRecord::span_idle_seconds, SpansFrom(in)));
 }
 void ParamsTotal(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
   Metric m = DeclaredBy(row);
@@ -275,7 +277,8 @@ bool Applies(When when, const MetricInputs& in) {
     case When::kAlways: return true;
     case When::kStepsMeasured: return in.from < in.steps;
     case When::kKernelTraced: return in.warmup < in.steps && first.kernel_comm_seconds[in.warmup] >= 0;
-    case When::kSpansRecorded: return in.from < in.steps && first.span_comm_seconds[in.from] >= 0 && !first.comm_counts.empty();
+    case When::kSpansRecorded:
+      return SpansFrom(in) < in.steps && first.span_comm_seconds[SpansFrom(in)] >= 0 && !first.comm_counts.empty();
     case When::kGpuRun: return first.device_allocated_peak >= 0;
     case When::kCheckpointSaved: return first.checkpoint_save_seconds >= 0;
     case When::kCheckpointLoaded: return first.checkpoint_load_seconds >= 0;

@@ -14,10 +14,24 @@ TraceSummary SummarizeTrace(const std::vector<profile::RankSpans>& ranks, size_t
     RankTimeSummary s;
     s.rank = r.rank;
     std::map<std::string, SpanTotal> totals;
+    // Each step summed over the spans that reach into it: sorted by begin, those that begin
+    // before its end and at most the longest span's length before its begin.
+    std::vector<profile::Span> spans;
+    int64_t longest = 0;
+    for (const profile::Span& span : r.spans) {
+      if (span.category == "step") continue;
+      spans.push_back(span);
+      longest = std::max(longest, span.end_ns - span.begin_ns);
+    }
+    std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.begin_ns < b.begin_ns; });
     for (const profile::Span& step : r.spans) {
       if (step.category != "step") continue;
       ++s.steps;
-      const profile::SpanOverlap o = profile::SummarizeSpans(r.spans, step.begin_ns, step.end_ns);
+      auto first = std::lower_bound(spans.begin(), spans.end(), step.begin_ns - longest,
+                                    [](const profile::Span& a, int64_t t) { return a.begin_ns < t; });
+      auto last = std::lower_bound(first, spans.end(), step.end_ns,
+                                   [](const profile::Span& a, int64_t t) { return a.begin_ns < t; });
+      const profile::SpanOverlap o = profile::SummarizeSpans(std::vector<profile::Span>(first, last), step.begin_ns, step.end_ns);
       s.step_s += 1e-9 * static_cast<double>(o.window_ns);
       s.compute_s += 1e-9 * static_cast<double>(o.compute_ns);
       s.exposed_comm_s += 1e-9 * static_cast<double>(o.exposed_ns);

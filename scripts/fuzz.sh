@@ -44,30 +44,41 @@ cmake --build "$build" --parallel "${SHARDBENCH_JOBS:-$(nproc)}" --target "${bin
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-failed=()
-for t in "${targets[@]}"; do
-  fuzzer="$build/fuzz_$t"
-  regressions=(tests/fuzz/regressions/"$t"/*)
+# One target per core at a time (each fuzzer is one process on one core): CI waits for the slowest.
+fuzz_one() {  # $1: target; prints its line, returns 1 on a finding
+  local t=$1 fuzzer="$build/fuzz_$1" log="$build/fuzz_$1.log"
+  local regressions=(tests/fuzz/regressions/"$t"/*)
   if [ -e "${regressions[0]}" ]; then
     "$fuzzer" "${regressions[@]}" >"$build/fuzz_$t.regressions.log" 2>&1 ||
-      { echo "fuzz $t: a regression input fails again (see $build/fuzz_$t.regressions.log)"; failed+=("$t"); continue; }
+      { echo "fuzz $t: a regression input fails again (see $build/fuzz_$t.regressions.log)"; return 1; }
   fi
   mkdir -p "$build/corpus/$t" "$build/findings/$t"
-  seeds=(tests/fuzz/corpus/"$t")
+  local seeds=(tests/fuzz/corpus/"$t")
   [ "$t" = scenario ] && seeds+=(scenarios)
-  options=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
-           -artifact_prefix="$build/findings/$t/")
-  [ "$t" = scenario ] || [ "$t" = suite ] && options+=(-dict=tests/fuzz/yaml.dict)
-  log="$build/fuzz_$t.log"
+  local options=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
+                 -artifact_prefix="$build/findings/$t/")
+  if [ "$t" = scenario ] || [ "$t" = suite ]; then options+=(-dict=tests/fuzz/yaml.dict); fi
   if "$fuzzer" "${options[@]}" "$build/corpus/$t" "${seeds[@]}" >"$log" 2>&1; then
+    local done_line execs
     done_line=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true)
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     echo "fuzz $t: ${execs:-?} inputs in ${seconds} s; ${done_line#*DONE   }"
   else
     echo "fuzz $t: FINDING (last lines of $log; the input is in $build/findings/$t/):"
     grep -E 'ERROR|SUMMARY|terminate|what\(\)|runtime error|Test unit written' "$log" | head -8 | sed 's/^/  /'
-    failed+=("$t")
+    return 1
   fi
+}
+failed=()
+for t in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "${SHARDBENCH_JOBS:-$(nproc)}" ]; do wait -n || true; done
+  rm -f "$build/fuzz_$t.status"
+  { if fuzz_one "$t" >"$build/fuzz_$t.line"; then echo 0; else echo 1; fi >"$build/fuzz_$t.status"; } &
+done
+wait
+for t in "${targets[@]}"; do
+  cat "$build/fuzz_$t.line"
+  [ "$(cat "$build/fuzz_$t.status" 2>/dev/null)" = 0 ] || failed+=("$t")
 done
 if [ $corpus = 1 ]; then
   "$root/.venv/bin/python" tests/malformed/run_corpus.py "$build/shardbench" "$root" "$build/malformed" ||

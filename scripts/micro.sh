@@ -20,5 +20,11 @@ for program in engine_overhead optimizer_bench checkpoint_bench init_bench; do
   [ -x "$binary" ] || { echo "micro.sh: $binary is not built (scripts/build.sh builds it)" >&2; exit 3; }
   "$binary" --benchmark_repetitions="${MICRO_REPETITIONS:-5}" --benchmark_min_time="${MICRO_MIN_TIME:-0.5}" \
     --benchmark_out="$out/${program%_bench}.json" --benchmark_out_format=json "$@" >"$out/${program%_bench}.log"
+  # A filter that matches none of a program's benchmarks leaves its file empty: no file, then.
+  if [ ! -s "$out/${program%_bench}.json" ]; then
+    rm -f "$out/${program%_bench}.json"
+    echo "micro: $program: no benchmark matched"
+    continue
+  fi
   echo "micro: $program -> $out/${program%_bench}.json"
 done

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 #include "engine/profile/span_recorder.h"
@@ -136,7 +137,9 @@ class BlockedTimeWork : public Work {
   void wait() override {
     const int64_t start = profile::NowNs();
     {
-      profile::ScopedSpan span("wait", "wait", CollectiveName(c_));
+      // Like its collective's span, not recorded while stats are paused (a checkpoint save).
+      std::optional<profile::ScopedSpan> span;
+      if (!comm_->stats_paused_) span.emplace("wait", "wait", CollectiveName(c_));
       inner_->wait();
     }
     comm_->record_blocked(1e-9 * static_cast<double>(profile::NowNs() - start));

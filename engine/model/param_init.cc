@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "engine/common/error.h"
 #include "engine/model/module.h"
@@ -38,12 +39,12 @@ float NormalElement(const ParamInit& init, uint64_t key, uint64_t i) {
 
 namespace {
 
-// Whether `d` lies so close to the midpoint between two floats that a few units in the last
-// place of a double (what a vectorised log or cos may differ by from the C library's) could
-// round it to the other float. Such elements (~1 in 10^6) are recomputed one at a time, as are
-// floats next to a power of two (its gap below is half the one above), zero, subnormals and
-// non-finite values: rare, and not worth reasoning about.
-bool NearFloatTie(double d, float f) {
+// Whether `d` = a + term lies so close to the midpoint between two floats that a vectorised log
+// or cos (a few units in the last place of a double away from the C library's, so `term` off by
+// a few parts in 2^52) could round it to the other float. Such elements (~1 in 10^6) are
+// recomputed one at a time, as are floats next to a power of two (its gap below is half the one
+// above), zero, subnormals and non-finite values: rare, and not worth reasoning about.
+bool NearFloatTie(double d, double a, double term, float f) {
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
   const uint32_t exponent = (bits >> 23) & 0xff, mantissa = bits & 0x7fffff;
@@ -52,7 +53,10 @@ bool NearFloatTie(double d, float f) {
   const uint64_t half_bits = static_cast<uint64_t>(exponent - 127 - 24 + 1023) << 52;
   double half;
   std::memcpy(&half, &half_bits, sizeof half);
-  return std::fabs(std::fabs(d - static_cast<double>(f)) - half) <= half * 0x1.0p-20;
+  // How far d may be from the C library's value: 2^-40 of its terms' size, 2^12 times the
+  // error of a 1-ulp log and cos carried through sqrt and two products.
+  const double slack = (std::fabs(a) + std::fabs(term)) * 0x1.0p-40;
+  return std::fabs(std::fabs(d - static_cast<double>(f)) - half) <= slack;
 }
 
 // Normal elements [begin, begin + n) into out, in blocks: the splitmix64 counters one at a time,
@@ -60,36 +64,34 @@ bool NearFloatTie(double d, float f) {
 // Box-Muller in the same order of operations as NormalElement. Only log and cos may differ from
 // the C library's (in the last bits of a double; sqrt and the products are exact IEEE either
 // way), which changes the float only next to a tie between two floats: there NearFloatTie
-// sends the element to NormalElement.
+// sends the element to NormalElement. The scratch blocks are plain memory: an initialisation's
+// tracked peak (init_peak_bytes) is the parameters', not this generator's.
 void FillNormal(float* out, const ParamInit& init, uint64_t key, int64_t begin, int64_t n) {
   constexpr int64_t kBlock = 8192;
-  at::Tensor u1 = at::empty({kBlock}, at::kDouble), w = at::empty({kBlock}, at::kDouble);
-  at::Tensor r = at::empty({kBlock}, at::kDouble), c = at::empty({kBlock}, at::kDouble);
-  at::Tensor d = at::empty({kBlock}, at::kDouble);
+  std::vector<double> scratch(4 * static_cast<size_t>(std::min(kBlock, n)));
+  const int64_t size = static_cast<int64_t>(scratch.size() / 4);
+  double* pu = scratch.data();
+  double* pw = pu + size;
+  double* pr = pw + size;
+  double* pc = pr + size;
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  const double a = init.a, b = init.b;
   for (int64_t lo = 0; lo < n; lo += kBlock) {
     const int64_t m = std::min(kBlock, n - lo);
-    double* pu = u1.data_ptr<double>();
-    double* pw = w.data_ptr<double>();
     for (int64_t j = 0; j < m; ++j) {
       const uint64_t i = static_cast<uint64_t>(begin + lo + j);
       pu[j] = Open01(Mix(key + (2 * i + 1) * kGolden));
       pw[j] = 2.0 * M_PI * Open01(Mix(key + (2 * i + 2) * kGolden));
     }
-    at::Tensor rm = r.narrow(0, 0, m), cm = c.narrow(0, 0, m);
-    at::log_out(rm, u1.narrow(0, 0, m));
-    rm.mul_(-2.0).sqrt_();  // sqrt(-2 log u1): scaling by -2 is exact
-    at::cos_out(cm, w.narrow(0, 0, m));
-    const double* pr = rm.data_ptr<double>();
-    const double* pc = cm.data_ptr<double>();
-    double* pd = d.data_ptr<double>();
+    at::Tensor r = at::from_blob(pr, {m}, f64), c = at::from_blob(pc, {m}, f64);
+    at::log_out(r, at::from_blob(pu, {m}, f64));
+    r.mul_(-2.0).sqrt_();  // sqrt(-2 log u1): scaling by -2 is exact
+    at::cos_out(c, at::from_blob(pw, {m}, f64));
     float* o = out + lo;
-    const double a = init.a, b = init.b;
     for (int64_t j = 0; j < m; ++j) {
-      pd[j] = a + b * pr[j] * pc[j];
-      o[j] = static_cast<float>(pd[j]);
-    }
-    for (int64_t j = 0; j < m; ++j) {
-      if (NearFloatTie(pd[j], o[j])) o[j] = NormalElement(init, key, static_cast<uint64_t>(begin + lo + j));
+      const double term = b * pr[j] * pc[j], d = a + term;
+      o[j] = static_cast<float>(d);
+      if (NearFloatTie(d, a, term, o[j])) o[j] = NormalElement(init, key, static_cast<uint64_t>(begin + lo + j));
     }
   }
 }

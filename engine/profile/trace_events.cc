@@ -93,24 +93,37 @@ std::vector<RankSpans> ReadTraceEvents(const nlohmann::json& trace, const std::s
   std::map<int, RankSpans> ranks;
   std::map<std::pair<int, int>, SpanTrack> tracks;  // (pid, tid) -> track, from thread names
   std::map<std::pair<int, int>, std::vector<Span>> open;
-  auto ns = [](const nlohmann::json& e) { return static_cast<int64_t>(std::llround(e.at("ts").get<double>() * 1000.0)); };
   size_t index = 0;
+  std::string at;
+  // Microseconds within +-2^53 ns (what a double holds exactly): anything else is not our trace.
+  auto ns = [&](const nlohmann::json& e) {
+    const double us = e.at("ts").get<double>();
+    if (!std::isfinite(us) || std::fabs(us) > 9.0e12) throw InputError(at + ": ts " + e.at("ts").dump() + " is out of range");
+    return static_cast<int64_t>(std::llround(us * 1000.0));
+  };
+  auto id = [&](const nlohmann::json& e, const char* key) {
+    const nlohmann::json& v = e.at(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1'000'000) {
+      throw InputError(at + ": " + key + " " + v.dump() + " is not a small non-negative integer");
+    }
+    return v.get<int>();
+  };
   for (const auto& e : trace["traceEvents"]) {
-    const std::string at = what + ": traceEvents[" + std::to_string(index++) + "]";
+    at = what + ": traceEvents[" + std::to_string(index++) + "]";
     try {
       const std::string ph = e.at("ph");
-      const int pid = e.at("pid");
+      const int pid = id(e, "pid");
       RankSpans& r = ranks[pid];
       r.rank = pid;
       if (ph == "M") {
         if (e.at("name") == "thread_name") {
           const std::string name = e.at("args").at("name");
-          tracks[{pid, e.at("tid").get<int>()}] =
+          tracks[{pid, id(e, "tid")}] =
               name.rfind(kCommunicationThread, 0) == 0 ? SpanTrack::kCommunication : SpanTrack::kCompute;
         }
         continue;
       }
-      const std::pair<int, int> thread{pid, e.at("tid").get<int>()};
+      const std::pair<int, int> thread{pid, id(e, "tid")};
       if (ph == "B") {
         Span s;
         s.name = e.at("name");
@@ -123,6 +136,7 @@ std::vector<RankSpans> ReadTraceEvents(const nlohmann::json& trace, const std::s
         Span s = std::move(open[thread].back());
         open[thread].pop_back();
         s.end_ns = ns(e);
+        if (s.end_ns < s.begin_ns) throw InputError(at + ": an end (E) before its begin (B)");
         r.spans.push_back(std::move(s));
       } else if (ph == "C" && e.at("name") == kMemoryCounterName) {
         MemorySample m;
@@ -134,6 +148,12 @@ std::vector<RankSpans> ReadTraceEvents(const nlohmann::json& trace, const std::s
       }
     } catch (const nlohmann::json::exception& x) {
       throw InputError(at + ": " + x.what());
+    }
+  }
+  for (const auto& [thread, spans] : open) {
+    if (!spans.empty()) {
+      throw InputError(what + ": '" + spans.back().name + "' on pid " + std::to_string(thread.first) + ", tid " +
+                       std::to_string(thread.second) + " begins (B) and never ends (E)");
     }
   }
   std::vector<RankSpans> out;

@@ -123,6 +123,7 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
     std::this_thread::sleep_for(std::chrono::duration<double>(2 * (Since(start) - blocked())));
   }
   if (spin > 0) {
+    profile::ScopedSpan span("failpoint", "failpoint spin");  // stands in for compute
     const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));
     while (Clock::now() < until) {
     }

@@ -55,7 +55,7 @@ rc=0
 [ "$rc" = 2 ] && grep -q "already exists" "$out/exists.txt" || fail "an existing --out was not refused with exit 2 (got $rc)"
 
 MICRO_REPETITIONS=2 MICRO_MIN_TIME=0.01 "$root/scripts/micro.sh" "$out/micro" \
-  --benchmark_filter='EngineOverhead/model:tiny/lora:0|BM_Copy|BM_Crc32' >"$out/micro.txt"
+  --benchmark_filter='EngineOverhead/model:tiny/lora:0|BM_Copy|BM_Crc32|BM_AtNormal' >"$out/micro.txt"
 rc=0
 "$bin" compare "$out/micro" "$out/micro" >"$out/micro-compare.txt" 2>&1 || rc=$?
 [ "$rc" -le 1 ] || { cat "$out/micro-compare.txt"; fail "compare could not read scripts/micro.sh's directory (exit $rc)"; }
