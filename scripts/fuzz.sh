@@ -81,7 +81,13 @@ for t in "${targets[@]}"; do
   [ "$(cat "$build/fuzz_$t.status" 2>/dev/null)" = 0 ] || failed+=("$t")
 done
 if [ $corpus = 1 ]; then
-  "$root/.venv/bin/python" tests/malformed/run_corpus.py "$build/shardbench" "$root" "$build/malformed" ||
+  # Memory errors and undefined behaviour on every case; leaks are the fuzzers' to find (every
+  # input above is leak-checked). A corpus case is a whole process loading LibTorch under ASan:
+  # LeakSanitizer's scan at exit costs ~1 s of its ~3 s here, recording every allocation's stack
+  # ~0.4 s. Without both, a finding's report lacks the allocation's stack (rerun the case with
+  # SHARDBENCH_CORPUS_LEAKS=1, which keeps both, for it).
+  ASAN_OPTIONS=$ASAN_OPTIONS$([ "${SHARDBENCH_CORPUS_LEAKS:-0}" = 1 ] || echo ":detect_leaks=0:malloc_context_size=0") \
+    "$root/.venv/bin/python" tests/malformed/run_corpus.py "$build/shardbench" "$root" "$build/malformed" ||
     failed+=("malformed-input corpus")
 fi
 if [ ${#failed[@]} -gt 0 ]; then
