@@ -26,15 +26,25 @@ targets=("$@")
 
 "$root/scripts/setup.sh"
 build=${SHARDBENCH_FUZZ_BUILD_DIR:-$root/build-fuzz}
+# Only the parsers of outside input and the CLI are compiled there, instrumented; the rest is the
+# main build's libraries, linked as they are (cmake/LinkedLibraries.cmake): built first here.
+main=${SHARDBENCH_BUILD_DIR:-$root/build}
+if [ -f "$main/build.ninja" ]; then
+  cmake --build "$main" --parallel "${SHARDBENCH_JOBS:-$(nproc)}" --target shardbench_harness
+else
+  "$root/scripts/build.sh"
+fi
+main_cuda=$(sed -n 's/^SHARDBENCH_CUDA:[A-Z]*=//p' "$main/CMakeCache.txt")
 # -O0 with line tables only: sanitizer reports keep file:line, and the cold build (every CI run's,
 # ~40% faster than -O1) is what CI waits for. Long local runs fuzz more inputs a second at -O1:
 # SHARDBENCH_FUZZ_FLAGS="-O1 -gline-tables-only -DNDEBUG" with a new SHARDBENCH_FUZZ_BUILD_DIR.
-if [ ! -f "$build/build.ninja" ]; then
+if ! grep -qx "SHARDBENCH_LINK_BUILD:PATH=$main" "$build/CMakeCache.txt" 2>/dev/null; then
+  rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"  # a build of the other kind; its corpus/ is kept
   flags=${SHARDBENCH_FUZZ_FLAGS:-"-O0 -gline-tables-only -DNDEBUG"}
   CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDBENCH_FUZZ=ON \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$flags" \
-    -DSHARDBENCH_CUDA=OFF -DSHARDBENCH_BUILD_BENCHMARKS=OFF >"$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log"; exit 1; }
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$flags" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$flags" -DSHARDBENCH_LINK_BUILD="$main" \
+    -DSHARDBENCH_CUDA="${main_cuda:-AUTO}" -DSHARDBENCH_BUILD_TESTS=OFF -DSHARDBENCH_BUILD_BENCHMARKS=OFF \
+    >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 fi
 binaries=("${targets[@]/#/fuzz_}")
 [ $corpus = 0 ] || binaries+=(shardbench)

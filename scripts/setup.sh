@@ -37,6 +37,8 @@ sys.exit(0 if ok else 1)
 PY
 then
   echo "setup: installing Python requirements into .venv (torch wheel, ~4 GiB with CUDA libraries)"
-  .venv/bin/pip install --quiet --progress-bar off -r requirements.txt
+  # --no-compile: byte-compiling torch's ~20,000 modules at install took ~50 s of ~165 here;
+  # Python compiles what it imports on first import instead.
+  .venv/bin/pip install --quiet --progress-bar off --no-compile -r requirements.txt
 fi
 echo "setup: ok (torch $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("torch"))'))"
