@@ -22,6 +22,7 @@
 #include "cli/run_command.h"
 #include "cli/shrink_command.h"
 #include "engine/common/error.h"
+#include "engine/common/fast_exit.h"
 #include "reporters/adaptive_repetitions.h"
 #include "reporters/build_info.h"
 
@@ -202,7 +203,7 @@ Subcommand AddPlan(CLI::App& app) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int RunShardbench(int argc, char** argv) {
   using namespace shardbench;
   CLI::App app{"shardbench: benchmark and regression harness for sharded fine-tuning"};
   app.set_version_flag("--version", VersionText(GetBuildInfo()));
@@ -256,4 +257,9 @@ int main(int argc, char** argv) {
     return static_cast<int>(ExitCode::kInfra);
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  // Every scoped object of the command is gone by now (engine/common/fast_exit.h says why).
+  shardbench::ExitWithoutStaticDestructors(RunShardbench(argc, argv));
 }

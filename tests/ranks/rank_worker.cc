@@ -7,12 +7,13 @@
 #include <string>
 
 #include "engine/common/error.h"
+#include "engine/common/fast_exit.h"
 #include "tests/ranks/worker_checks.h"
 
 using namespace shardbench;
 using namespace shardbench::worker;
 
-int main(int argc, char** argv) {
+static int RunWorker(int argc, char** argv) {
   const std::map<std::string, std::function<int()>> commands = {
       {"collectives", Collectives},
       {"stall-on-rank1", StallOnRank1},
@@ -65,3 +66,5 @@ int main(int argc, char** argv) {
     return 3;
   }
 }
+
+int main(int argc, char** argv) { ExitWithoutStaticDestructors(RunWorker(argc, argv)); }
