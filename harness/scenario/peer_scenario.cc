@@ -10,7 +10,6 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
     throw InputError(who + field + " is not mapped onto the peer: " + why + " (peers/README.md lists what is)");
   };
   if (s.init != Init::kEager) refuse(std::string("init=") + InitName(s.init), "the peer loads the exported initial weights on every rank");
-  if (s.activation_checkpointing) refuse("activation_checkpointing", "not yet wired to checkpoint_wrapper");
   if (s.checkpoint.type != "none" || s.checks.state_dict_roundtrip || s.checks.resume) {
     refuse("checkpoint", "the peer does not save or load state dicts");
   }

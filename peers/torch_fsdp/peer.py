@@ -151,7 +151,9 @@ def main():
         for ids, labels in data.micro_batches(source, step, rank, b, accum):
             ids_t = torch.tensor(ids, dtype=torch.long, device=device)
             labels_t = torch.tensor(labels, dtype=torch.long, device=device)
-            logits = model(input_ids=ids_t).logits
+            # Training keeps no KV cache (as HF's Trainer with gradient checkpointing): with one, a
+            # checkpointed layer's recompute appends to it and sees other shapes than its forward.
+            logits = model(input_ids=ids_t, use_cache=False).logits
             loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.size(-1)), labels_t.reshape(-1))
             (loss / accum).backward()
             loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()

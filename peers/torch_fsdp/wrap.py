@@ -10,6 +10,7 @@
 | model_dtype                       | from_pretrained(torch_dtype); trainable parameters upcast to fp32 (upcast: trainable; all: every parameter) |
 | optimizer.impl                    | torch.optim.AdamW(foreach=False) / (foreach=True) / (fused=True)                                        |
 | optimizer.build                   | after_wrap: from the wrapped model; before_wrap: from the original parameters, then wrapped             |
+| activation_checkpointing          | checkpoint_wrapper (non-reentrant) on each LlamaDecoderLayer, before fully_shard, which shards the wrapper (torchtitan) | apply_activation_checkpointing, the same wrapper, after wrapping (PyTorch's FSDP tutorial, accelerate) |
 """
 import functools
 import json
@@ -56,6 +57,23 @@ def _decoder_layers(model):
     return [m for m in model.modules() if isinstance(m, LlamaDecoderLayer)]
 
 
+def _checkpoint_decoder_layers(model):
+    """activation_checkpointing: each LlamaDecoderLayer's forward is recomputed in backward instead
+    of keeping its activations (non-reentrant torch.utils.checkpoint, as torchtitan uses)."""
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
+        CheckpointImpl, apply_activation_checkpointing, checkpoint_wrapper)
+    from transformers.models.llama.modeling_llama import LlamaDecoderLayer
+    apply_activation_checkpointing(
+        model, checkpoint_wrapper_fn=functools.partial(checkpoint_wrapper, checkpoint_impl=CheckpointImpl.NO_REENTRANT),
+        check_fn=lambda m: isinstance(m, LlamaDecoderLayer))
+
+
+def _decoder_blocks(model):
+    """Each decoder layer as fully_shard takes it: its checkpoint wrapper where there is one."""
+    from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import CheckpointWrapper
+    return [m for m in model.modules() if isinstance(m, CheckpointWrapper)] or _decoder_layers(model)
+
+
 def _lora_linears(model):
     return [m for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and (".lora_A." in n + "." or ".lora_B." in n + ".")]
 
@@ -77,7 +95,7 @@ def _fsdp2(scenario, model):
     if mp["param_dtype"] != "fp32" or mp["reduce_dtype"] != "fp32":
         kwargs["mp_policy"] = MixedPrecisionPolicy(param_dtype=DTYPES[mp["param_dtype"]], reduce_dtype=DTYPES[mp["reduce_dtype"]])
     policy = sharding["wrap_policy"]
-    layers = _decoder_layers(model) if policy in ("transformer_block", "lora_separate") else []
+    layers = _decoder_blocks(model) if policy in ("transformer_block", "lora_separate") else []
     if policy == "lora_separate":
         for m in _lora_linears(model):
             fully_shard(m, **kwargs)
@@ -127,7 +145,15 @@ def wrap_and_optimize(scenario, model, device, param_groups):
     fsdp1_flat = engine == "torch_fsdp1" and not scenario["sharding"]["use_orig_params"]
     before = scenario["optimizer"]["build"] == "before_wrap"
     optimizer = _adamw(scenario, param_groups(model, scenario["train"], False)) if before else None
-    model = _fsdp2(scenario, model) if engine == "torch_fsdp2" else _fsdp1(scenario, model, device)
+    checkpointing = bool(scenario["activation_checkpointing"])
+    if engine == "torch_fsdp2":
+        if checkpointing:
+            _checkpoint_decoder_layers(model)  # before fully_shard (torchtitan)
+        model = _fsdp2(scenario, model)
+    else:
+        model = _fsdp1(scenario, model, device)
+        if checkpointing:
+            _checkpoint_decoder_layers(model)  # inside the wrapped units (PyTorch's FSDP tutorial)
     if not before:
         optimizer = _adamw(scenario, param_groups(model, scenario["train"], fsdp1_flat))
     return model, optimizer

@@ -3,7 +3,7 @@
 tiny Llama, 2 Gloo ranks, LoRA and full): every instance green (its loss_parity check against the
 one-process reference included), per_param's losses equal torch_fsdp2's and flat's equal
 torch_fsdp1's within 1e-5 relative, peer results valid against the results schema and carrying
-the peer's versions; and a combination PyTorch refuses reported as a red finding with PyTorch's
+the peer's versions; each peer with activation checkpointing equal to itself without; and a combination PyTorch refuses reported as a red finding with PyTorch's
 own message, not a crash.
 
     tests/end_to_end/peer_parity_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR
@@ -54,6 +54,27 @@ for lora in ("true", "false"):
         if checks.get("loss_parity") is not True:
             fail(f"{peer} lora={lora}: no passing loss_parity check: {b['checks']}")
         print(f"{ours:9s} vs {peer:11s} lora={lora:5s}: max relative loss difference {worst:.2e}")
+
+# Activation checkpointing on the peer (checkpoint_wrapper, non-reentrant, on each decoder layer):
+# recomputing a layer in backward changes no number, so each peer's LoRA losses with it equal its
+# losses without it above, and its loss_parity check against the one-process reference passes.
+for peer in ("torch_fsdp2", "torch_fsdp1"):
+    out = os.path.join(work, f"checkpointing_{peer}")
+    ac = subprocess.run([binary, "run", scenario, "--quiet", "--out", out, "train.steps=6", f"engine={peer}",
+                         "lora.enabled=true", "activation_checkpointing=true"], capture_output=True, text=True)
+    ac_index = json.load(open(os.path.join(out, "index.json")))
+    if ac.returncode != 0 or len(ac_index["instances"]) != 1 or ac_index["instances"][0]["colour"] != "green":
+        fail(f"{peer} with activation_checkpointing: exit {ac.returncode}, {ac_index['instances']}\n{ac.stderr[-3000:]}")
+    r = json.load(open(os.path.join(out, ac_index["instances"][0]["file"])))
+    if r["scenario"]["config"].get("activation_checkpointing") is not True:
+        fail(f"{peer}: the result's scenario does not say activation_checkpointing: true")
+    if {c["name"]: c["passed"] for c in r["checks"]}.get("loss_parity") is not True:
+        fail(f"{peer} with activation_checkpointing: no passing loss_parity check: {r['checks']}")
+    plain = results[f"peers_tiny[engine={peer},enabled=true]"]["loss"]
+    worst = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(r["loss"], plain))
+    if len(r["loss"]) != len(plain) or worst > 1e-5:
+        fail(f"{peer}: losses with activation checkpointing differ from without by {worst:.3g} relative")
+    print(f"{peer:11s} lora=true  activation_checkpointing: max relative loss difference to without {worst:.2e}")
 
 # The side-by-side report over the same run: every pair's losses within tolerance (exit 0).
 md = os.path.join(work, "engines.md")
