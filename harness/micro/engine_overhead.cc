@@ -13,6 +13,7 @@
 
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "engine/model/llama.h"
 #include "engine/model/synthetic_data.h"
@@ -25,6 +26,18 @@
 namespace {
 
 using namespace shardbench;
+
+// Runs the two sides of one pair on the same batch, swapping which goes first from pair to pair
+// so that neither always runs on the warmer cache. Returns {a's seconds, b's seconds}.
+template <typename A, typename B>
+std::pair<double, double> AlternatingPair(int64_t pair, A&& a, B&& b) {
+  if (pair % 2 == 0) {
+    const double first = a();
+    return {first, b()};
+  }
+  const double first = b();
+  return {a(), first};
+}
 
 void EngineOverhead(benchmark::State& state, const std::string& model_name) {
   const auto config = model::NamedLlamaConfig(model_name);
@@ -49,14 +62,8 @@ void EngineOverhead(benchmark::State& state, const std::string& model_name) {
   int64_t step = 2;
   for (auto _ : state) {
     const auto b = data.batch(step, 0, batch);
-    double tp, tf;
-    if (step++ % 2 == 0) {  // neither always runs on a warmer cache
-      tp = plain_trainer.step(b).seconds;
-      tf = flat_trainer.step(b).seconds;
-    } else {
-      tf = flat_trainer.step(b).seconds;
-      tp = plain_trainer.step(b).seconds;
-    }
+    const auto [tp, tf] = AlternatingPair(
+        step++, [&] { return plain_trainer.step(b).seconds; }, [&] { return flat_trainer.step(b).seconds; });
     state.SetIterationTime(tf);
     plain_seconds += tp;
     flat_seconds += tf;
@@ -87,7 +94,6 @@ void TraceOverhead(benchmark::State& state, const std::string& model_name) {
   int64_t spans = 0, samples = 0, step = 2;
   for (auto _ : state) {
     const auto b = data.batch(step, 0, batch);
-    double off, on;
     auto traced = [&] {
       recorder.start(/*memory_samples=*/true);
       const double t = trainer.step(b).seconds;
@@ -96,13 +102,7 @@ void TraceOverhead(benchmark::State& state, const std::string& model_name) {
       recorder.stop();
       return t;
     };
-    if (step++ % 2 == 0) {
-      off = trainer.step(b).seconds;
-      on = traced();
-    } else {
-      on = traced();
-      off = trainer.step(b).seconds;
-    }
+    const auto [off, on] = AlternatingPair(step++, [&] { return trainer.step(b).seconds; }, traced);
     state.SetIterationTime(on);
     off_seconds += off;
     on_seconds += on;

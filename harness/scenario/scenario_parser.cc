@@ -149,12 +149,6 @@ void ValidateScenario(const Scenario& s) {
     throw InputError(src + ": mixed_precision applies to the sharding engines (engine: flat or per_param); the "
                      "reference engine is the fp32 baseline");
   }
-  if (s.activation_checkpointing && s.engine != Engine::kReference &&
-      s.sharding.wrap_policy == shard::WrapPolicyKind::kLoraSeparate) {
-    throw InputError(src + ": activation_checkpointing with wrap_policy=lora_separate is not supported: the "
-                     "adapters' own units would be gathered again inside the recomputed layer (use "
-                     "transformer_block, size or none)");
-  }
   if (s.init == Init::kMeta && s.optimizer.build == "before_wrap") {
     throw InputError(src + ": init=meta builds parameters only when the engine materialises them: "
                      "optimizer.build must be after_wrap");

@@ -80,19 +80,28 @@ INSTANTIATE_TEST_SUITE_P(Engines, FrozenStoredBf16,
                          ::testing::Values(std::make_tuple(1, "per_param"), std::make_tuple(2, "per_param"),
                                            std::make_tuple(3, "per_param"), std::make_tuple(2, "flat")));
 
-class ActivationCheckpointing : public ::testing::TestWithParam<std::tuple<int, std::string, std::string>> {};
+// World size, engine, lora|full, wrap policy.
+class ActivationCheckpointing
+    : public ::testing::TestWithParam<std::tuple<int, std::string, std::string, std::string>> {};
 
 TEST_P(ActivationCheckpointing, SameFp32ResultsLessActivationMemory) {
-  const auto [ws, engine, lora] = GetParam();
-  auto run = testing::RunRankWorker(ws, {"activation-checkpointing", engine, lora});
+  const auto [ws, engine, lora, policy] = GetParam();
+  auto run = testing::RunRankWorker(ws, {"activation-checkpointing", engine, lora, policy});
   EXPECT_TRUE(run.result.ok) << testing::Describe(run);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, ActivationCheckpointing,
-                         ::testing::Values(std::make_tuple(2, "reference", "full"), std::make_tuple(1, "flat", "full"),
-                                           std::make_tuple(2, "flat", "lora"), std::make_tuple(3, "flat", "full"),
-                                           std::make_tuple(1, "per_param", "lora"), std::make_tuple(2, "per_param", "full"),
-                                           std::make_tuple(3, "per_param", "lora")));
+// lora_separate: each adapter its own unit inside the recomputed layer, gathered again there.
+INSTANTIATE_TEST_SUITE_P(
+    Engines, ActivationCheckpointing,
+    ::testing::Values(std::make_tuple(2, "reference", "full", "transformer_block"),
+                      std::make_tuple(1, "flat", "full", "transformer_block"),
+                      std::make_tuple(2, "flat", "lora", "transformer_block"),
+                      std::make_tuple(3, "flat", "full", "transformer_block"),
+                      std::make_tuple(1, "per_param", "lora", "transformer_block"),
+                      std::make_tuple(2, "per_param", "full", "transformer_block"),
+                      std::make_tuple(3, "per_param", "lora", "transformer_block"),
+                      std::make_tuple(2, "flat", "lora", "lora_separate"),
+                      std::make_tuple(3, "per_param", "lora", "lora_separate")));
 
 }  // namespace
 }  // namespace shardbench

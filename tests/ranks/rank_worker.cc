@@ -33,7 +33,9 @@ static int RunWorker(int argc, char** argv) {
                                mode == "clip" ? 0.5 : 0.0);
        }},
       {"activation-checkpointing", [&] {
-         return ActivationCheckpointingCheck(argc > 2 ? argv[2] : "per_param", argc > 3 && std::string(argv[3]) == "lora");
+         // activation-checkpointing ENGINE [lora|full] [WRAP_POLICY]
+         return ActivationCheckpointingCheck(argc > 2 ? argv[2] : "per_param", argc > 3 && std::string(argv[3]) == "lora",
+                                             argc > 4 ? argv[4] : "transformer_block");
        }},
       {"meta-init", [&] { return MetaInitCheck(argc > 2 ? argv[2] : "per_param", argc > 3 ? argv[3] : ""); }},
       {"prefetch", [&] { return PrefetchCheck(argc > 2 ? argv[2] : "per_param"); }},

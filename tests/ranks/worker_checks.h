@@ -29,7 +29,7 @@ int PerParamCommBytes(const std::string& policy);
 int PrefetchCheck(const std::string& engine);
 int FrozenBf16Check(const std::string& engine);
 int MetaInitCheck(const std::string& engine, const std::string& checkpoint_dir);
-int ActivationCheckpointingCheck(const std::string& engine, bool lora);
+int ActivationCheckpointingCheck(const std::string& engine, bool lora, const std::string& policy);
 int StateDictRoundtrip(const std::string& kind, const std::string& engine, bool lora, const std::string& dir);
 int StateDictLoad(const std::vector<std::string>& args);
 int ShardedReshard(const std::vector<std::string>& args);

@@ -117,7 +117,7 @@ namespace shardbench::worker {
 // Activation checkpointing on every decoder layer against none, the same engine and batches:
 // fp32 losses and final parameters equal bit for bit (the recomputed forward is the same
 // computation), and the activations' allocator peak is lower.
-int ActivationCheckpointingCheck(const std::string& engine, bool lora) {
+int ActivationCheckpointingCheck(const std::string& engine, bool lora, const std::string& policy) {
   memory::InstallTrackingAllocator();
   auto comm = ConnectFromEnv();
   struct Outcome {
@@ -130,7 +130,7 @@ int ActivationCheckpointingCheck(const std::string& engine, bool lora) {
     for (auto& layer : m->model.layers) layer->set_checkpointing(checkpointing);
     shard::EngineOptions options;
     options.kind = shard::ParseEngineKind(engine, "engine");
-    options.policy = Policy("transformer_block");
+    options.policy = Policy(policy);
     const std::unique_ptr<shard::ShardedModel> sharded = shard::MakeShardedModel(*m, comm.get(), options);
     train::GradientSync* sync = sharded.get();
     optim::AdamW opt(optim::MakeParamGroups(sharded->named_parameters(), kLr, kWeightDecay, true));
@@ -145,7 +145,7 @@ int ActivationCheckpointingCheck(const std::string& engine, bool lora) {
     return o;
   };
   const Outcome plain = run(false), checkpointed = run(true);
-  const std::string tag = "[" + engine + (lora ? " lora" : " full") + " activation checkpointing]";
+  const std::string tag = "[" + engine + (lora ? " lora " : " full ") + policy + " activation checkpointing]";
   Expect(plain.losses == checkpointed.losses, tag + " losses differ from the run without checkpointing");
   for (size_t i = 0; i < plain.params.size() && i < checkpointed.params.size(); ++i) {
     Expect(at::equal(plain.params[i].second, checkpointed.params[i].second), tag + " '" + plain.params[i].first + "' differs");
