@@ -6,8 +6,8 @@
 #
 # The usage requirements below repeat engine/, harness/scenario/, reporters/ and harness/
 # CMakeLists.txt: one left out there is a link or compile error of the fuzz build, in CI.
-if(NOT EXISTS ${SHARDBENCH_LINK_BUILD}/CMakeCache.txt)
-  message(FATAL_ERROR "SHARDBENCH_LINK_BUILD=${SHARDBENCH_LINK_BUILD} is not a configured build (scripts/build.sh makes one)")
+if(NOT SHARDBENCH_LINK_BUILD OR NOT EXISTS ${SHARDBENCH_LINK_BUILD}/CMakeCache.txt)
+  message(FATAL_ERROR "SHARDBENCH_LINK_BUILD=${SHARDBENCH_LINK_BUILD} is not a configured build: a fuzz build links one (scripts/fuzz.sh passes build/)")
 endif()
 # The linked archives were compiled with or without the GPU path: the objects compiled here must
 # see the same definitions (struct layouts differ), so take that build's choice.
