@@ -329,6 +329,8 @@ constexpr MetricRow kTable[] = {
      "1 - exposed / total communication time, over all ranks per step"},
     {"init_time", "sampled", "s", "lower", W::kAlways, &R::init_seconds, nullptr,
      "start of the run to the engine set up (building, loading and sharding the model)"},
+    {"init_time_connect", "sampled", "s", "lower", W::kAlways, &R::connect_seconds, nullptr,
+     "connecting the ranks (it waits for the last rank to start: launch skew included)"},
     {"init_time_construct", "sampled", "s", "lower", W::kAlways, &R::construct_seconds, nullptr,
      "allocating and initialising the model (checkpoint reads excluded)"},
     {"init_time_load", "sampled", "s", "lower", W::kAlways, &R::load_seconds, nullptr, "reading checkpoint weights"},
@@ -358,6 +360,9 @@ constexpr MetricRow kTable[] = {
      "bytes read from the model's checkpoint at init"},
     {"host_rss_peak", "sampled", "bytes", "lower", W::kAlways, &R::rss_peak_bytes, nullptr,
      "the process's VmHWM at the end of training"},
+    {"init_host_rss_peak", "sampled", "bytes", "lower", W::kAlways, &R::init_rss_peak_bytes, nullptr,
+     "the process's VmHWM when init ended (the runtime's own baseline included): init's host peak, "
+     "as a Python peer measures it too"},
     {"device_allocated_peak", "exact", "bytes", "lower", W::kGpuRun, &R::device_allocated_peak, nullptr,
      "the CUDA caching allocator's allocated-bytes peak over the measured steps"},
     {"device_active_peak", "exact", "bytes", "lower", W::kGpuRun, &R::device_active_peak, nullptr,

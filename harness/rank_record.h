@@ -38,8 +38,9 @@ struct RankRecord {
   // collective was in flight, the part of it the rank computed through none of, and the time
   // with neither compute nor communication.
   std::vector<double> span_comm_seconds, span_exposed_seconds, span_idle_seconds;
-  double init_seconds = 0, construct_seconds = 0, load_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
+  double init_seconds = 0, connect_seconds = 0, construct_seconds = 0, load_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
   double rss_peak_bytes = 0;
+  double init_rss_peak_bytes = 0;  // VmHWM when init ended: the host's high-water mark of init
   double checkpoint_bytes_read = 0;
   // The scenario's checkpoint (-1: none saved / loaded): seconds, bytes this rank wrote, bytes
   // of the whole checkpoint, tracked host bytes the save allocated at its peak.

@@ -128,7 +128,7 @@ class RankRun {
   at::Device device_{at::kCPU};
   BuiltModel built_;
   int64_t params_total_ = 0, params_trainable_ = 0, trainable_bytes_ = 0;
-  double construct_s_ = 0, shard_s_ = 0, init_peak_ = 0, init_s_ = 0, fingerprint_s_ = 0;
+  double connect_s_ = 0, construct_s_ = 0, shard_s_ = 0, init_peak_ = 0, init_rss_peak_ = 0, init_s_ = 0, fingerprint_s_ = 0;
   std::unique_ptr<EngineUnderTest> engine_;
   Fingerprints before_, after_;  // the learning check's
   // train
@@ -161,7 +161,9 @@ void RankRun::setup() {
 
   // Connect the ranks. A single CPU rank needs no communicator; on GPU the engines' NCCL
   // collectives run even alone (one GPU: the same kernels and copies, at world size 1).
+  const auto t_connect = Clock::now();
   if (env_.world_size > 1 || s_.backend == Backend::kNccl) comm_ = comm::Connect(BackendName(s_.backend), env_, comm::CommOptions{timeout}, options_.store);
+  connect_s_ = Since(t_connect);
   device_ = s_.device() == "cuda" ? at::Device(at::kCUDA, static_cast<int8_t>(env_.local_rank)) : at::Device(at::kCPU);
 
   // Build the model on every rank (named config, or an HF checkpoint directory): whole
@@ -185,6 +187,7 @@ void RankRun::setup() {
   // fingerprints and the first step.
   init_peak_ = static_cast<double>(memory::Snapshot().peak);
   init_s_ = Since(t_start_);
+  init_rss_peak_ = static_cast<double>(HostRssPeakBytes());
   // The learning check's fingerprints gather every parameter: harness work, kept out of init.
   const auto t_fingerprints = Clock::now();
   if (s_.checks.learning) before_ = engine_->fingerprints();
@@ -346,6 +349,7 @@ void RankRun::measure() {
   using memory::Category;
   const memory::MemoryRecord mem = engine_->memory();
   rec.init_seconds = init_s_;
+  rec.connect_seconds = connect_s_;
   rec.construct_seconds = construct_s_;
   rec.load_seconds = built_.load->seconds;
   rec.shard_seconds = shard_s_;
@@ -356,6 +360,7 @@ void RankRun::measure() {
     rec.param_bytes_by_dtype[d] = it == mem.params_by_dtype.end() ? 0.0 : static_cast<double>(it->second);
   }
   rec.rss_peak_bytes = static_cast<double>(HostRssPeakBytes());
+  rec.init_rss_peak_bytes = init_rss_peak_;
   rec.checkpoint_bytes_read = static_cast<double>(built_.load->bytes_read);
   if (comm_) rec.set_comm(comm_->stats());
   memory::MemoryStats tracked = memory::Snapshot();

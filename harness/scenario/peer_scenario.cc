@@ -9,7 +9,6 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   auto refuse = [&](const std::string& field, const std::string& why) {
     throw InputError(who + field + " is not mapped onto the peer: " + why + " (peers/README.md lists what is)");
   };
-  if (s.init != Init::kEager) refuse(std::string("init=") + InitName(s.init), "the peer loads the exported initial weights on every rank");
   if (s.checkpoint.type != "none" || s.checks.state_dict_roundtrip || s.checks.resume) {
     refuse("checkpoint", "the peer does not save or load state dicts");
   }

@@ -27,6 +27,7 @@ try:  # a broken environment is infrastructure (exit 3), not a failed check
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import data  # noqa: E402
     import learning  # noqa: E402
+    import meta_init  # noqa: E402
     import results  # noqa: E402
     import wrap  # noqa: E402
 except ImportError as e:
@@ -92,13 +93,23 @@ def main():
         device = torch.device("cuda", local_rank)
     else:
         device = torch.device("cpu")
+    t_connect = time.perf_counter()
     dist.init_process_group(backend, timeout=timeout, device_id=device if backend == "nccl" else None)
+    connect_s = time.perf_counter() - t_connect
     train = scenario["train"]
     torch.manual_seed(int(train["seed"]))
 
-    # 1. The same initial weights (exported by shardbench), the same trainable set.
+    # 1. The same initial weights (exported by shardbench; with init=meta from the scenario's own
+    # Hugging Face directory where it names one), the same trainable set. init=meta builds on the
+    # meta device here and loads the weights into the shards after wrapping (meta_init.py).
+    on_meta = scenario["init"] == "meta"
+    model_dir = scenario["model"] if on_meta and os.path.isdir(scenario["model"]) else os.path.join(args.init, "model")
     t_construct = time.perf_counter()
-    model, params_total, params_trainable = wrap.load_model(scenario, args.init, device)
+    if on_meta:
+        model, params_total, params_trainable = meta_init.build(scenario, args.init, model_dir)
+        checkpoint_keys = meta_init.checkpoint_keys(model)
+    else:
+        model, params_total, params_trainable = wrap.load_model(scenario, args.init, device)
     construct_s = time.perf_counter() - t_construct
 
     # 2. Wrap and build the optimizer; PyTorch refusing the combination is a finding.
@@ -125,7 +136,14 @@ def main():
         dist.barrier()  # rank 0's result is on disk before anyone leaves
         return exit_now(1)
     shard_s = time.perf_counter() - t_shard
+    load_s = 0.0
+    if on_meta:
+        t_load = time.perf_counter()
+        meta_init.recompute_rope(model, device)
+        meta_init.load(model, checkpoint_keys, args.init, model_dir, scenario)
+        load_s = time.perf_counter() - t_load
     init_s = time.perf_counter() - t_start
+    init_rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     # 3. Train: warmup steps, then measured ones, on the documented batches.
     try:
@@ -175,7 +193,8 @@ def main():
 
     # 4. Every rank's record to rank 0, which writes the result.
     record = {
-        "step_s": step_s, "init_s": init_s, "construct_s": construct_s, "shard_s": shard_s,
+        "step_s": step_s, "init_s": init_s, "connect_s": connect_s, "construct_s": construct_s, "shard_s": shard_s,
+        "load_s": load_s, "init_rss_peak": init_rss_peak,
         "time_to_first_step": time_to_first_step,
         "rss_peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "device_allocated_peak": torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,

@@ -104,7 +104,8 @@ def write_result(args, scenario, started_at, records, losses, params_total, para
     metrics = [metric("step_time", "s", "lower", "sampled", step_time, per_rank_median),
                metric("tokens_per_s", "tokens/s", "higher", "sampled", tokens, rank_tokens),
                metric("tokens_per_s_per_rank", "tokens/s", "higher", "sampled", tokens_rank, rank_tokens)]
-    for name, key in (("init_time", "init_s"), ("init_time_construct", "construct_s"), ("init_time_shard", "shard_s"),
+    for name, key in (("init_time", "init_s"), ("init_time_connect", "connect_s"), ("init_time_construct", "construct_s"),
+                      ("init_time_shard", "shard_s"), ("init_time_load", "load_s"),
                       ("time_to_first_step", "time_to_first_step")):
         v = [rec[key] for rec in records]
         metrics.append(metric(name, "s", "lower", "sampled", [max(v)], v))
@@ -112,6 +113,8 @@ def write_result(args, scenario, started_at, records, losses, params_total, para
     metrics.append(metric("params_trainable", "count", "lower", "exact", [params_trainable], []))
     rss = [rec["rss_peak"] for rec in records]
     metrics.append(metric("host_rss_peak", "bytes", "lower", "sampled", [max(rss)], rss))
+    init_rss = [rec["init_rss_peak"] for rec in records]
+    metrics.append(metric("init_host_rss_peak", "bytes", "lower", "sampled", [max(init_rss)], init_rss))
     if records[0]["device_allocated_peak"] is not None:
         allocated = [rec["device_allocated_peak"] for rec in records]
         reserved = [rec["device_reserved_peak"] for rec in records]

@@ -10,6 +10,7 @@
 | model_dtype                       | from_pretrained(torch_dtype); trainable parameters upcast to fp32 (upcast: trainable; all: every parameter) |
 | optimizer.impl                    | torch.optim.AdamW(foreach=False) / (foreach=True) / (fused=True)                                        |
 | optimizer.build                   | after_wrap: from the wrapped model; before_wrap: from the original parameters, then wrapped             |
+| init: meta                        | meta_init.py: built on meta, fully_shard, to_empty; the weights loaded into the shards with set_model_state_dict(full_state_dict, broadcast_from_rank0), RoPE recomputed | the same, materialised by FullyShardedDataParallel's param_init_fn (to_empty per module) |
 | activation_checkpointing          | checkpoint_wrapper (non-reentrant) on each LlamaDecoderLayer, before fully_shard, which shards the wrapper (torchtitan) | apply_activation_checkpointing, the same wrapper, after wrapping (PyTorch's FSDP tutorial, accelerate) |
 """
 import functools
@@ -26,26 +27,44 @@ def vocab_size(init_dir):
         return int(json.load(f)["vocab_size"])
 
 
+def dtype_keyword():
+    """from_pretrained's and _from_config's dtype argument: `torch_dtype` was renamed in 4.56."""
+    import transformers
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+
+
+def stored_dtype(scenario, config=None):
+    """The dtype the weights are stored in: the scenario's model_dtype; auto is the checkpoint's
+    own (from_pretrained reads it; a meta build takes it from config.json)."""
+    if scenario["model_dtype"] != "auto":
+        return DTYPES[scenario["model_dtype"]]
+    if config is None:
+        return "auto"
+    dtype = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None) or torch.float32
+    return getattr(torch, dtype) if isinstance(dtype, str) else dtype
+
+
+def upcast(scenario, model):
+    """fp32 masters for what trains (accelerate since #3848); upcast=all: every parameter."""
+    upcast_all = scenario["upcast"] == "all"
+    for p in model.parameters():
+        if p.requires_grad or upcast_all:
+            p.data = p.data.float()
+
+
 def load_model(scenario, init_dir, device):
     """LlamaForCausalLM from INIT/model (+ PEFT adapters from INIT/adapter), stored dtypes as
     shardbench stores them, on `device`. Returns (model, params_total, params_trainable)."""
     from transformers import LlamaForCausalLM
-    model_dtype = scenario["model_dtype"]
-    dtype = DTYPES.get(model_dtype, "auto") if model_dtype != "auto" else "auto"
-    import transformers
-    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
-    dtype_kw = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"  # renamed in 4.56
-    model = LlamaForCausalLM.from_pretrained(os.path.join(init_dir, "model"), **{dtype_kw: dtype})
+    model = LlamaForCausalLM.from_pretrained(os.path.join(init_dir, "model"), **{dtype_keyword(): stored_dtype(scenario)})
     if scenario["lora"]["enabled"]:
         from peft import PeftModel
         model = PeftModel.from_pretrained(model, os.path.join(init_dir, "adapter"), is_trainable=True)
     else:
         for p in model.parameters():
             p.requires_grad_(True)
-    upcast_all = scenario["upcast"] == "all"
-    for p in model.parameters():  # fp32 masters for what trains (accelerate since #3848)
-        if p.requires_grad or upcast_all:
-            p.data = p.data.float()
+    upcast(scenario, model)
     model.to(device)
     total = sum(p.numel() for p in model.parameters())
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
@@ -136,7 +155,17 @@ def _fsdp1(scenario, model, device):
         sharding_strategy=ShardingStrategy.FULL_SHARD if sharding["reshard_after_forward"] else ShardingStrategy.SHARD_GRAD_OP,
         mixed_precision=mixed, forward_prefetch=bool(sharding["forward_prefetch"]),
         backward_prefetch=BackwardPrefetch.BACKWARD_PRE if sharding["backward_prefetch"] else None,
-        device_id=device)
+        device_id=device, param_init_fn=_materialize_empty(device) if _on_meta(model) else None)
+
+
+def _on_meta(model):
+    return any(p.is_meta for p in model.parameters())
+
+
+def _materialize_empty(device):
+    """FSDP1's param_init_fn for a meta model: each unit's own tensors allocated on `device`,
+    uninitialised (the checkpoint fills them), as torchtune's FSDP1 recipes did."""
+    return lambda module: module.to_empty(device=device, recurse=False)
 
 
 def wrap_and_optimize(scenario, model, device, param_groups):
@@ -150,6 +179,8 @@ def wrap_and_optimize(scenario, model, device, param_groups):
         if checkpointing:
             _checkpoint_decoder_layers(model)  # before fully_shard (torchtitan)
         model = _fsdp2(scenario, model)
+        if _on_meta(model):
+            model.to_empty(device=device)  # each rank's shards, uninitialised (torchtitan)
     else:
         model = _fsdp1(scenario, model, device)
         if checkpointing:

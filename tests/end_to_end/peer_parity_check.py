@@ -3,10 +3,12 @@
 tiny Llama, 2 Gloo ranks, LoRA and full): every instance green (its loss_parity check against the
 one-process reference included), per_param's losses equal torch_fsdp2's and flat's equal
 torch_fsdp1's within 1e-5 relative, peer results valid against the results schema and carrying
-the peer's versions; each peer with activation checkpointing equal to itself without; and a combination PyTorch refuses reported as a red finding with PyTorch's
-own message, not a crash.
+the peer's versions; each peer with activation checkpointing equal to itself without; init=meta
+from a Hugging Face directory (transformers wrote it) on all four engines, each peer equal to its
+engine; and a combination PyTorch refuses reported as a red finding with PyTorch's own message,
+not a crash.
 
-    tests/end_to_end/peer_parity_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR
+    tests/end_to_end/peer_parity_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR HF_DIR
 """
 import json
 import os
@@ -16,7 +18,7 @@ import sys
 
 import jsonschema
 
-binary, source, work = sys.argv[1:4]
+binary, source, work, hf_dir = sys.argv[1:5]
 shutil.rmtree(work, ignore_errors=True)
 scenario = os.path.join(source, "scenarios", "peers_tiny.yaml")
 schema = json.load(open(os.path.join(source, "reporters", "results.schema.json")))
@@ -75,6 +77,34 @@ for peer in ("torch_fsdp2", "torch_fsdp1"):
     if len(r["loss"]) != len(plain) or worst > 1e-5:
         fail(f"{peer}: losses with activation checkpointing differ from without by {worst:.3g} relative")
     print(f"{peer:11s} lora=true  activation_checkpointing: max relative loss difference to without {worst:.2e}")
+
+# init=meta from a Hugging Face directory, the torchtune recipe on the peers (meta device, sharded,
+# to_empty, the checkpoint broadcast from rank 0 into the shards, RoPE recomputed; peers/torch_fsdp/
+# meta_init.py) and shard-by-shard reads on ours: every instance green (loss parity against the
+# one-process reference, which loads the whole directory), each peer's losses equal to its engine's.
+# A peer that forgot the RoPE buffer would train on uninitialised memory and fail both.
+out = os.path.join(work, "meta")
+meta = subprocess.run([binary, "run", scenario, "--quiet", "--out", out, "train.steps=6", "init=meta",
+                       "lora.enabled=true", f"model={hf_dir}"], capture_output=True, text=True)
+meta_index = json.load(open(os.path.join(out, "index.json")))
+meta_results = {}
+for inst in meta_index["instances"]:
+    if inst["colour"] != "green":
+        fail(f"init=meta {inst['name']} is {inst['colour']}: {inst.get('message')}\n{meta.stderr[-3000:]}")
+    meta_results[inst["name"].split("engine=")[1].split(",")[0]] = json.load(open(os.path.join(out, inst["file"])))
+if meta.returncode != 0 or len(meta_results) != 4:
+    fail(f"init=meta: exit {meta.returncode}, instances {sorted(meta_results)}\n{meta.stderr[-3000:]}")
+for ours, peer in (("per_param", "torch_fsdp2"), ("flat", "torch_fsdp1")):
+    a, b = meta_results[ours], meta_results[peer]
+    if b["scenario"]["config"].get("init") != "meta" or b["scenario"]["config"].get("model") != hf_dir:
+        fail(f"{peer}: the result does not say init=meta from {hf_dir}")
+    worst = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a["loss"], b["loss"]))
+    if len(a["loss"]) != len(b["loss"]) or worst > 1e-5:
+        fail(f"init=meta {ours} vs {peer}: losses differ by {worst:.3g} relative")
+    load = {m["name"]: m["median"] for m in b["metrics"]}.get("init_time_load")
+    if not load or load <= 0:
+        fail(f"init=meta {peer}: no checkpoint load time (init_time_load={load})")
+    print(f"init=meta {ours:9s} vs {peer:11s}: max relative loss difference {worst:.2e}, peer load {load:.3f} s")
 
 # The side-by-side report over the same run: every pair's losses within tolerance (exit 0).
 md = os.path.join(work, "engines.md")

@@ -1,0 +1,103 @@
+"""init=meta on the peer, torchtune's and torchtitan's recipe: the model (and peft's adapters) built
+on the meta device, wrapped by fully_shard / FullyShardedDataParallel while still on meta, each
+rank's shard materialised empty (`to_empty`; FSDP1 through `param_init_fn`), the weights loaded
+from the Hugging Face directory one safetensors file at a time with
+`set_model_state_dict(full_state_dict=True, broadcast_from_rank0=True)` (rank 0 reads, every rank
+keeps only its shard of each tensor), and the RoPE buffers, which no checkpoint holds, recomputed.
+
+Timing as shardbench's meta init reports it: construct (the meta model), shard (wrapping and
+materialising), load (reading and distributing the checkpoint).
+"""
+import json
+import os
+
+import torch
+import torch.distributed as dist
+
+import wrap
+
+
+def build(scenario, init_dir, model_dir):
+    """The scenario's model on the meta device, as wrap.load_model builds it eagerly: the stored
+    dtype, peft's LoRA on the targets (trainable, the base frozen), fp32 masters for what trains.
+    Returns (model, params_total, params_trainable)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = LlamaConfig.from_pretrained(model_dir)
+    with torch.device("meta"):
+        model = LlamaForCausalLM._from_config(config, **{wrap.dtype_keyword(): wrap.stored_dtype(scenario, config)})
+        if scenario["lora"]["enabled"]:
+            from peft import LoraConfig, get_peft_model
+            lora = LoraConfig.from_pretrained(os.path.join(init_dir, "adapter"))
+            lora.inference_mode = False  # saved for inference; the peer trains it
+            model = get_peft_model(model, lora)
+        else:
+            for p in model.parameters():
+                p.requires_grad_(True)
+    wrap.upcast(scenario, model)
+    total = sum(p.numel() for p in model.parameters())
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    return model, total, trainable
+
+
+def checkpoint_keys(model):
+    """Each of the model's state-dict keys (unwrapped, as set_model_state_dict names them) and the
+    key it has in the checkpoint files: the base model's own name (peft's `base_model.model.` and
+    `.base_layer` removed) or the adapter file's (peft's saved name, without the adapter name)."""
+    keys = {}
+    for key in model.state_dict():
+        if ".lora_A." in key or ".lora_B." in key:
+            keys[key] = key.replace(".default.", ".")
+        else:
+            keys[key] = key.removeprefix("base_model.model.").replace(".base_layer.", ".")
+    return keys
+
+
+def _files(init_dir, model_dir, lora):
+    """The safetensors files to read, in order: the model's shards, then the adapter's."""
+    index = os.path.join(model_dir, "model.safetensors.index.json")
+    if os.path.exists(index):
+        with open(index) as f:
+            files = [os.path.join(model_dir, name) for name in sorted(set(json.load(f)["weight_map"].values()))]
+    else:
+        files = [os.path.join(model_dir, "model.safetensors")]
+    if lora:
+        files.append(os.path.join(init_dir, "adapter", "adapter_model.safetensors"))
+    return files
+
+
+def recompute_rope(model, device):
+    """The rotary embedding's inv_freq is a non-persistent buffer: no checkpoint holds it, and
+    `to_empty` left it uninitialised (the meta-init bug this repairs: it trains on garbage
+    positions without an error)."""
+    for m in model.modules():
+        if hasattr(m, "rope_init_fn") and hasattr(m, "inv_freq"):
+            inv_freq, m.attention_scaling = m.rope_init_fn(m.config, device)
+            m.inv_freq = inv_freq
+            m.original_inv_freq = inv_freq
+
+
+def load(model, unwrapped_keys, init_dir, model_dir, scenario):
+    """Every weight from the checkpoint files into the sharded model, rank 0 reading a file at a
+    time and broadcasting tensor by tensor. A key the files lack is bad input (KeyError)."""
+    from safetensors.torch import load_file
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
+    rank = dist.get_rank()
+    by_file_key = {v: k for k, v in unwrapped_keys.items()}
+    files = _files(init_dir, model_dir, scenario["lora"]["enabled"]) if rank == 0 else None
+    box = [files]
+    dist.broadcast_object_list(box, src=0)
+    loaded = set()
+    for path in box[0]:
+        state = {}
+        if rank == 0:
+            for file_key, tensor in load_file(path).items():
+                if file_key in by_file_key:
+                    state[by_file_key[file_key]] = tensor
+            loaded.update(state)
+        set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True, broadcast_from_rank0=True,
+                                                                    strict=False))
+    missing = [k for k in unwrapped_keys if k not in loaded] if rank == 0 else []
+    box = [missing]
+    dist.broadcast_object_list(box, src=0)
+    if box[0]:
+        raise KeyError(f"{model_dir}: the checkpoint lacks {len(box[0])} weights, e.g. {unwrapped_keys[box[0][0]]}")
