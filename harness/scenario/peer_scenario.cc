@@ -9,9 +9,10 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   auto refuse = [&](const std::string& field, const std::string& why) {
     throw InputError(who + field + " is not mapped onto the peer: " + why + " (peers/README.md lists what is)");
   };
-  if (s.checkpoint.type != "none" || s.checks.state_dict_roundtrip || s.checks.resume) {
-    refuse("checkpoint", "the peer does not save or load state dicts");
+  if (s.checkpoint.type == "local" || s.checkpoint.type == "adapter") {
+    refuse("checkpoint.type=" + s.checkpoint.type, "the peer saves full and sharded checkpoints (torch.distributed.checkpoint)");
   }
+  if (s.checks.resume) refuse("checks.resume", "the peer checks state_dict_roundtrip, not a resumed run");
   if (!s.failpoints.empty()) refuse("failpoints", "they inject faults into shardbench's own engines");
   if (s.train.warmup_auto) refuse("train.warmup_steps=auto", "the peer reads a number of warmup steps");
   if (s.profile.kernel_trace) refuse("profile.kernel_trace", "use the torch profiler on the peer side");

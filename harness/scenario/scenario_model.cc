@@ -17,7 +17,16 @@ model::LlamaConfig ScenarioModelConfig(const Scenario& s) {
       throw InputError(src + ": model_shape reshapes a named config; '" + s.model +
                        "' is a checkpoint directory whose weights fix the shapes");
     }
-    return model::LoadHfLlamaConfig((std::filesystem::path(s.model) / "config.json").string());
+    const std::filesystem::path dir(s.model);
+    if (std::filesystem::exists(dir / ".metadata") && !std::filesystem::exists(dir / "config.json")) {
+      // A torch.distributed.checkpoint (DCP) directory, e.g. the peer's SHARDED checkpoint: its
+      // index is a pickled Python object, which shardbench does not unpickle.
+      throw InputError(src + ": model '" + s.model + "' is a torch.distributed.checkpoint (DCP) directory, not a "
+                       "Hugging Face one (config.json + safetensors): shardbench does not read DCP's pickled "
+                       ".metadata; save checkpoint.type=full to share weights between engines, or convert with "
+                       "torch.distributed.checkpoint.format_utils");
+    }
+    return model::LoadHfLlamaConfig((dir / "config.json").string());
   }
   model::LlamaConfig c = model::NamedLlamaConfig(s.model);
   const ModelShape& m = s.model_shape;

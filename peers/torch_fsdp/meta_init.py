@@ -60,6 +60,10 @@ def _files(init_dir, model_dir, lora):
             files = [os.path.join(model_dir, name) for name in sorted(set(json.load(f)["weight_map"].values()))]
     else:
         files = [os.path.join(model_dir, "model.safetensors")]
+        if not os.path.exists(files[0]):  # e.g. a SHARDED checkpoint: ours (per-rank files) or DCP's
+            raise FileNotFoundError(f"{model_dir}: no model.safetensors(.index.json): not a Hugging Face directory; "
+                                    "a sharded checkpoint (shardbench's or torch.distributed.checkpoint's) is not read "
+                                    "as a model: save checkpoint.type=full to share weights between engines")
     if lora:
         files.append(os.path.join(init_dir, "adapter", "adapter_model.safetensors"))
     return files

@@ -19,12 +19,12 @@ import resource
 import sys
 import time
 import traceback
-import warnings
 
 try:  # a broken environment is infrastructure (exit 3), not a failed check
     import yaml
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import checkpoints  # noqa: E402
     import data  # noqa: E402
     import learning  # noqa: E402
     import meta_init  # noqa: E402
@@ -104,6 +104,20 @@ def main():
     # meta device here and loads the weights into the shards after wrapping (meta_init.py).
     on_meta = scenario["init"] == "meta"
     model_dir = scenario["model"] if on_meta and os.path.isdir(scenario["model"]) else os.path.join(args.init, "model")
+
+    def build_and_wrap():
+        """The model as this run builds it, wrapped, with its optimizer (init=meta: loaded too)."""
+        if on_meta:
+            built = meta_init.build(scenario, args.init, model_dir)
+            keys = meta_init.checkpoint_keys(built[0])
+        else:
+            built = wrap.load_model(scenario, args.init, device)
+        wrapped, optim = wrap.wrap_and_optimize(scenario, built[0], device, param_groups)
+        if on_meta:
+            meta_init.recompute_rope(wrapped, device)
+            meta_init.load(wrapped, keys, args.init, model_dir, scenario)
+        return wrapped, optim
+
     t_construct = time.perf_counter()
     if on_meta:
         model, params_total, params_trainable = meta_init.build(scenario, args.init, model_dir)
@@ -116,10 +130,8 @@ def main():
     t_shard = time.perf_counter()
     refusal = None
     try:
-        with warnings.catch_warnings(record=True) as caught:  # PyTorch's own warnings are findings too
-            warnings.simplefilter("always")
+        with results.keeping_warnings():  # PyTorch's own warnings are findings too
             model, optimizer = wrap.wrap_and_optimize(scenario, model, device, param_groups)
-        results.WARNINGS.extend(sorted(set(str(w.message).split("\n")[0] for w in caught)))
     except (torch.OutOfMemoryError, dist.DistBackendError):
         raise  # the machine or the network, not a refusal
     except (ValueError, RuntimeError, AssertionError, NotImplementedError) as e:
@@ -156,6 +168,10 @@ def main():
     total = int(train["warmup_steps"]) + int(train["steps"])
     base_lrs = [g["lr"] for g in optimizer.param_groups]
     step_s, losses = [], []
+    kind = scenario["checkpoint"]["type"]
+    save_at = checkpoints.save_after(scenario) if kind != "none" else -1
+    checkpoint_dir = os.path.join(args.out, "checkpoint")
+    saved, at_save = None, None
     time_to_first_step = None
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
@@ -190,11 +206,31 @@ def main():
         losses.append(loss_value)
         if time_to_first_step is None:
             time_to_first_step = time.perf_counter() - t_start
+        if step + 1 == save_at:  # between steps, outside their timers, as shardbench saves
+            with results.keeping_warnings():
+                if scenario["checks"]["state_dict_roundtrip"]:
+                    at_save = checkpoints.local_state(model, optimizer)
+                saved = checkpoints.save(kind, model, optimizer, checkpoint_dir, model_dir)
+
+    # 3b. The roundtrip check: a fresh model and optimizer load the checkpoint (checkpoints.py).
+    checkpoint_load_s, roundtrip = None, None
+    if at_save is not None:
+        with results.keeping_warnings():
+            fresh, fresh_optimizer = build_and_wrap()
+            checkpoint_load_s, roundtrip = checkpoints.roundtrip_check(kind, at_save, fresh, fresh_optimizer,
+                                                                       checkpoint_dir, save_at, device)
+    if kind != "none" and not scenario["checkpoint"]["keep"]:
+        dist.barrier()
+        if rank == 0:
+            import shutil
+            shutil.rmtree(checkpoint_dir, ignore_errors=True)
 
     # 4. Every rank's record to rank 0, which writes the result.
     record = {
         "step_s": step_s, "init_s": init_s, "connect_s": connect_s, "construct_s": construct_s, "shard_s": shard_s,
         "load_s": load_s, "init_rss_peak": init_rss_peak,
+        "checkpoint": None if saved is None else {"save_s": saved[0], "bytes": saved[1], "bytes_total": saved[2],
+                                                  "load_s": checkpoint_load_s},
         "time_to_first_step": time_to_first_step,
         "rss_peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "device_allocated_peak": torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,
@@ -205,7 +241,8 @@ def main():
     dist.all_gather_object(records, record)
     status = "ok"
     if rank == 0:
-        status = results.write_result(args, scenario, started_at, records, losses, params_total, params_trainable, learned)
+        status = results.write_result(args, scenario, started_at, records, losses, params_total, params_trainable,
+                                      [c for c in (learned, roundtrip) if c])
     dist.barrier()
     return exit_now(0 if status == "ok" else 1)
 

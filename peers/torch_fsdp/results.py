@@ -1,14 +1,29 @@
 """The peer's result.json, in shardbench's results schema (reporters/results.schema.json), with
 metrics measured as shardbench measures them: per measured step the slowest rank's step time
 (ranks step in lockstep), tokens/s from it, percentiles interpolated the same way."""
+import contextlib
 import json
 import os
 import platform
 import sys
+import warnings
 
 # First lines of the warnings PyTorch raised while wrapping (e.g. FSDP1's gradient-memory warning
 # for units that mix frozen and trainable parameters): kept in the result as `peer_warnings`.
 WARNINGS = []
+
+
+@contextlib.contextmanager
+def keeping_warnings():
+    """PyTorch's warnings inside the block go to WARNINGS (first lines, each once), not stderr."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            yield
+        finally:
+            for line in sorted(set(str(w.message).split("\n")[0] for w in caught)):
+                if line not in WARNINGS:
+                    WARNINGS.append(line)
 
 
 def percentile(samples, q):
@@ -84,7 +99,7 @@ def write_refusal(args, scenario, started_at, message):
     write_atomically(os.path.join(args.out, "result.json"), r)
 
 
-def write_result(args, scenario, started_at, records, losses, params_total, params_trainable, learned=None):
+def write_result(args, scenario, started_at, records, losses, params_total, params_trainable, checks=()):
     """Writes OUT/result.json; returns its status (ok | failed)."""
     train = scenario["train"]
     warmup = int(train["warmup_steps"])
@@ -120,12 +135,20 @@ def write_result(args, scenario, started_at, records, losses, params_total, para
         reserved = [rec["device_reserved_peak"] for rec in records]
         metrics.append(metric("device_allocated_peak", "bytes", "lower", "exact", [max(allocated)], allocated))
         metrics.append(metric("device_reserved_peak", "bytes", "lower", "sampled", [max(reserved)], reserved))
+    if records[0]["checkpoint"]:  # as shardbench names them (harness/metric_table.cc)
+        saved = [rec["checkpoint"] for rec in records]
+        save_s = [c["save_s"] for c in saved]
+        metrics.append(metric("checkpoint_save_time", "s", "lower", "sampled", [max(save_s)], save_s))
+        metrics.append(metric("checkpoint_bytes", "bytes", "lower", "exact", [saved[0]["bytes_total"]],
+                              [c["bytes"] for c in saved]))
+        if saved[0]["load_s"] is not None:
+            load_s = [c["load_s"] for c in saved]
+            metrics.append(metric("checkpoint_load_time", "s", "lower", "sampled", [max(load_s)], load_s))
     r["metrics"] = metrics
     r["memory"] = [{"rank": i, "categories": {}, "peak_by_category": {}, "held": {},
                     "peak_allocated": rec["device_allocated_peak"], "peak_reserved": rec["device_reserved_peak"],
                     "host_rss_peak": int(rec["rss_peak"])} for i, rec in enumerate(records)]
-    if learned:
-        r["checks"].append(learned)
+    r["checks"].extend(checks)
     failed = [c for c in r["checks"] if not c["passed"]]
     if failed:
         r["status"] = "failed"

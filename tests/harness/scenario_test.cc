@@ -161,6 +161,21 @@ TEST(Scenario, WarmupStepsAcceptsAutoAndNothingElseThatIsNotANumber) {
             std::string::npos);
 }
 
+TEST(PeerScenario, CheckpointKindsThePeerSavesAreAcceptedOthersNamed) {
+  const std::string peer = Write("peer_checkpoint", "model: tiny\nengine: torch_fsdp2\n");
+  for (const char* kind : {"full", "sharded"}) {
+    Scenario s = LoadScenarioFile(peer, {std::string("checkpoint.type=") + kind, "checks.state_dict_roundtrip=true"});
+    EXPECT_EQ(s.checkpoint.type, kind);
+  }
+  EXPECT_NE(ErrorOf([&] { LoadScenarioFile(peer, {"checkpoint.type=local"}); })
+                .find("checkpoint.type=local is not mapped onto the peer: the peer saves full and sharded"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { LoadScenarioFile(peer, {"checkpoint.type=sharded", "checkpoint.save_step=2",
+                                                  "checks.resume=true"}); })
+                .find("checks.resume is not mapped onto the peer"),
+            std::string::npos);
+}
+
 TEST(ScenarioMatrix, CartesianProductMinusExcludes) {
   auto all = LoadScenarioInstances(std::string(SHARDBENCH_SOURCE_DIR) + "/scenarios/lora_blowup.yaml");
   ASSERT_EQ(all.size(), 3u);

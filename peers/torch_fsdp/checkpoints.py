@@ -1,0 +1,182 @@
+"""checkpoint.type on the peer, with PyTorch's own APIs (torch.distributed.checkpoint):
+
+  sharded  get_state_dict (each rank's DTensor / ShardedTensor shards) saved and loaded with DCP,
+           dcp.save / dcp.load: one `__<rank>_0.distcp` file per rank and rank 0's `.metadata`
+  full     get_model_state_dict / get_optimizer_state_dict with full_state_dict=True and
+           cpu_offload=True gathered to rank 0, written there in shardbench's FULL layout: a
+           Hugging Face directory (config.json + model.safetensors, the parameters by their
+           transformers names, LoRA's as `<module>.lora_A.weight`) plus optimizer.safetensors
+           (`state.<name>.exp_avg`, `.exp_avg_sq`, `.step`); loaded back with
+           set_model_state_dict / set_optimizer_state_dict(broadcast_from_rank0=True)
+
+Saved after checkpoint.save_step steps (0: after the last), timed, its bytes counted (what each
+rank wrote, and the whole directory). checks.state_dict_roundtrip loads it into a freshly built
+and wrapped model and optimizer and compares every rank's shards of every parameter and optimizer
+state tensor bit for bit with those at the save, as shardbench's own check does.
+Kinds `local` and `adapter` and checks.resume are refused before launch
+(harness/scenario/peer_scenario.cc).
+"""
+import json
+import os
+import shutil
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def save_after(scenario):
+    steps = int(scenario["train"]["warmup_steps"]) + int(scenario["train"]["steps"])
+    save_step = int(scenario["checkpoint"]["save_step"])
+    return save_step if save_step > 0 else steps
+
+
+def _file_name(key):
+    """A model state-dict key as the files name it (meta_init.checkpoint_keys for the base model;
+    LoRA's adapters by module path, as shardbench names them)."""
+    return key.removeprefix("base_model.model.").replace(".base_layer.", ".").replace(".default.", ".")
+
+
+def _local(value):
+    """This rank's part of a state-dict value: a DTensor's or ShardedTensor's local shard, a
+    plain tensor as it is, anything else (param_groups' numbers) as is."""
+    from torch.distributed.tensor import DTensor
+    if isinstance(value, DTensor):
+        return value.to_local().detach().cpu().clone()
+    if hasattr(value, "local_shards"):
+        shards = value.local_shards()
+        return shards[0].tensor.detach().cpu().clone() if shards else torch.empty(0)
+    if torch.is_tensor(value):
+        return value.detach().cpu().clone()
+    return value
+
+
+def local_state(model, optimizer):
+    """Every tensor this rank holds of the model and its optimizer state, by key."""
+    from torch.distributed.checkpoint.state_dict import get_state_dict
+    msd, osd = get_state_dict(model, optimizer)
+    out = {f"model.{k}": _local(v) for k, v in msd.items()}
+    for name, state in osd["state"].items():
+        for what, v in state.items():
+            out[f"state.{name}.{what}"] = _local(v)
+    return out
+
+
+def _bytes_of(paths):
+    return sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+
+
+def save(kind, model, optimizer, directory, model_dir):
+    """Collective. Returns (seconds, bytes this rank wrote, bytes of the whole checkpoint)."""
+    rank = dist.get_rank()
+    if rank == 0 and os.path.exists(directory):
+        shutil.rmtree(directory)
+    dist.barrier()
+    t0 = time.perf_counter()
+    if kind == "sharded":
+        import torch.distributed.checkpoint as dcp
+        from torch.distributed.checkpoint.state_dict import get_state_dict
+        msd, osd = get_state_dict(model, optimizer)
+        dcp.save({"model": msd, "optim": osd}, checkpoint_id=directory)
+        mine = [os.path.join(directory, f) for f in os.listdir(directory) if f.startswith(f"__{rank}_")]
+        if rank == 0:
+            mine.append(os.path.join(directory, ".metadata"))
+    else:
+        from safetensors.torch import save_file
+        from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict,
+                                                             get_optimizer_state_dict)
+        # cpu_offload moves the gathered tensors off the GPU; on a CPU run it is left off: FSDP1's
+        # full state dict with offload on CPU parameters segfaulted in torch 2.11 (its clone of
+        # a freed unsharded view, _state_dict_utils.py param_hook; seen on tiny with LoRA).
+        full = StateDictOptions(full_state_dict=True, cpu_offload=next(model.parameters()).is_cuda)
+        msd = get_model_state_dict(model, options=full)
+        osd = get_optimizer_state_dict(model, optimizer, options=full)
+        mine = []
+        if rank == 0:
+            os.makedirs(directory)
+            shutil.copy(os.path.join(model_dir, "config.json"), os.path.join(directory, "config.json"))
+            save_file({_file_name(k): v.contiguous() for k, v in msd.items()}, os.path.join(directory, "model.safetensors"),
+                      metadata={"format": "pt"})
+            state = {}
+            for name, s in osd["state"].items():
+                for what, v in s.items():
+                    t = v if torch.is_tensor(v) else torch.tensor(v)
+                    state[f"state.{_file_name(name)}.{what}"] = (t.long() if what == "step" else t).contiguous()
+            save_file(state, os.path.join(directory, "optimizer.safetensors"), metadata={"format": "pt"})
+            with open(os.path.join(directory, "param_groups.json"), "w") as f:
+                json.dump(osd["param_groups"], f)
+            mine = [os.path.join(directory, f) for f in ("config.json", "model.safetensors", "optimizer.safetensors",
+                                                         "param_groups.json")]
+        dist.barrier()
+    seconds = time.perf_counter() - t0
+    dist.barrier()  # every file is on disk before its size is read
+    total = _bytes_of(os.path.join(directory, f) for f in os.listdir(directory))
+    return seconds, _bytes_of(mine), total
+
+
+def load(kind, model, optimizer, directory):
+    """Collective: the checkpoint into `model` and `optimizer`. Returns the seconds it took."""
+    from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_state_dict, set_model_state_dict,
+                                                         set_optimizer_state_dict)
+    t0 = time.perf_counter()
+    if kind == "sharded":
+        import torch.distributed.checkpoint as dcp
+        msd, osd = get_state_dict(model, optimizer)
+        state = {"model": msd, "optim": osd}
+        dcp.load(state, checkpoint_id=directory)
+        set_model_state_dict(model, state["model"])
+        set_optimizer_state_dict(model, optimizer, state["optim"])
+    else:
+        from safetensors.torch import load_file
+        names = {k: _file_name(k) for k in model_keys(model)}
+        msd, osd = {}, {}
+        if dist.get_rank() == 0:
+            params = load_file(os.path.join(directory, "model.safetensors"))
+            msd = {k: params[f] for k, f in names.items()}
+            state = load_file(os.path.join(directory, "optimizer.safetensors"))
+            with open(os.path.join(directory, "param_groups.json")) as f:
+                groups = json.load(f)
+            osd = {"state": {}, "param_groups": groups}
+            for k, f in names.items():
+                s = {what: state[f"state.{f}.{what}"] for what in ("step", "exp_avg", "exp_avg_sq")
+                     if f"state.{f}.{what}" in state}
+                if s:
+                    s["step"] = s["step"].float()  # AdamW keeps step as a float tensor
+                    osd["state"][k] = s
+        opts = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
+        set_model_state_dict(model, msd, options=opts)
+        set_optimizer_state_dict(model, optimizer, osd, options=opts)
+    return time.perf_counter() - t0
+
+
+def model_keys(model):
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict
+    return list(get_model_state_dict(model).keys())
+
+
+def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, device):
+    """Collective. The checkpoint loaded into a freshly built model and optimizer, its parameters
+    zeroed first so that nothing matches by accident; every rank's shards of every parameter and
+    optimizer state tensor must equal `at_save` (local_state at the save) bit for bit.
+    Returns (load seconds, the check)."""
+    with torch.no_grad():
+        for p in fresh.parameters():
+            p.zero_()
+    seconds = load(kind, fresh, fresh_optimizer, directory)
+    now = local_state(fresh, fresh_optimizer)
+    differ = [k for k in at_save if k not in now or not _equal(at_save[k], now[k])]
+    differ += [k for k in now if k not in at_save]
+    counts = torch.tensor([len(differ), len(at_save)], dtype=torch.float64, device=device)
+    dist.all_reduce(counts)
+    first = f" (first on rank {dist.get_rank()}: '{differ[0]}')" if differ else ""
+    return seconds, {"name": "state_dict_roundtrip", "passed": counts[0].item() == 0,
+                     "detail": f"{kind} checkpoint (torch.distributed.checkpoint) saved after step {save_at}: "
+                               f"{counts[1].item():.0f} tensors compared bit for bit (params and optimizer state) over "
+                               f"{dist.get_world_size()} ranks, {counts[0].item():.0f} differ{first}"}
+
+
+def _equal(a, b):
+    if torch.is_tensor(a) and torch.is_tensor(b):
+        return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a, b)
+    return a == b
+
