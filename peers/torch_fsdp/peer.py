@@ -16,6 +16,7 @@ import datetime
 import json
 import os
 import resource
+import shutil
 import sys
 import time
 import traceback
@@ -212,6 +213,11 @@ def main():
                     at_save = checkpoints.local_state(model, optimizer)
                 saved = checkpoints.save(kind, model, optimizer, checkpoint_dir, model_dir)
 
+    # Training's memory figures, before the roundtrip check builds a second model.
+    rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    device_peaks = (torch.cuda.max_memory_allocated(device), torch.cuda.max_memory_reserved(device)) \
+        if device.type == "cuda" else (None, None)
+
     # 3b. The roundtrip check: a fresh model and optimizer load the checkpoint (checkpoints.py).
     checkpoint_load_s, roundtrip = None, None
     if at_save is not None:
@@ -222,7 +228,6 @@ def main():
     if kind != "none" and not scenario["checkpoint"]["keep"]:
         dist.barrier()
         if rank == 0:
-            import shutil
             shutil.rmtree(checkpoint_dir, ignore_errors=True)
 
     # 4. Every rank's record to rank 0, which writes the result.
@@ -232,9 +237,7 @@ def main():
         "checkpoint": None if saved is None else {"save_s": saved[0], "bytes": saved[1], "bytes_total": saved[2],
                                                   "load_s": checkpoint_load_s},
         "time_to_first_step": time_to_first_step,
-        "rss_peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        "device_allocated_peak": torch.cuda.max_memory_allocated(device) if device.type == "cuda" else None,
-        "device_reserved_peak": torch.cuda.max_memory_reserved(device) if device.type == "cuda" else None,
+        "rss_peak": rss_peak, "device_allocated_peak": device_peaks[0], "device_reserved_peak": device_peaks[1],
     }
     learned = learning.check(model, fingerprints_before, losses, world) if scenario["checks"]["learning"] else None
     records = [None] * world

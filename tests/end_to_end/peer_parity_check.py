@@ -3,10 +3,9 @@
 tiny Llama, 2 Gloo ranks, LoRA and full): every instance green (its loss_parity check against the
 one-process reference included), per_param's losses equal torch_fsdp2's and flat's equal
 torch_fsdp1's within 1e-5 relative, peer results valid against the results schema and carrying
-the peer's versions; each peer with activation checkpointing equal to itself without; init=meta
-from a Hugging Face directory (transformers wrote it) on all four engines, each peer equal to its
-engine; and a combination PyTorch refuses reported as a red finding with PyTorch's own message,
-not a crash.
+the peer's versions; init=meta from a Hugging Face directory (transformers wrote it) with
+activation checkpointing on all four engines, each peer equal to its engine; and a combination
+PyTorch refuses reported as a red finding with PyTorch's own message, not a crash.
 
     tests/end_to_end/peer_parity_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR HF_DIR
 """
@@ -57,35 +56,18 @@ for lora in ("true", "false"):
             fail(f"{peer} lora={lora}: no passing loss_parity check: {b['checks']}")
         print(f"{ours:9s} vs {peer:11s} lora={lora:5s}: max relative loss difference {worst:.2e}")
 
-# Activation checkpointing on the peer (checkpoint_wrapper, non-reentrant, on each decoder layer):
-# recomputing a layer in backward changes no number, so each peer's LoRA losses with it equal its
-# losses without it above, and its loss_parity check against the one-process reference passes.
-for peer in ("torch_fsdp2", "torch_fsdp1"):
-    out = os.path.join(work, f"checkpointing_{peer}")
-    ac = subprocess.run([binary, "run", scenario, "--quiet", "--out", out, "train.steps=6", f"engine={peer}",
-                         "lora.enabled=true", "activation_checkpointing=true"], capture_output=True, text=True)
-    ac_index = json.load(open(os.path.join(out, "index.json")))
-    if ac.returncode != 0 or len(ac_index["instances"]) != 1 or ac_index["instances"][0]["colour"] != "green":
-        fail(f"{peer} with activation_checkpointing: exit {ac.returncode}, {ac_index['instances']}\n{ac.stderr[-3000:]}")
-    r = json.load(open(os.path.join(out, ac_index["instances"][0]["file"])))
-    if r["scenario"]["config"].get("activation_checkpointing") is not True:
-        fail(f"{peer}: the result's scenario does not say activation_checkpointing: true")
-    if {c["name"]: c["passed"] for c in r["checks"]}.get("loss_parity") is not True:
-        fail(f"{peer} with activation_checkpointing: no passing loss_parity check: {r['checks']}")
-    plain = results[f"peers_tiny[engine={peer},enabled=true]"]["loss"]
-    worst = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(r["loss"], plain))
-    if len(r["loss"]) != len(plain) or worst > 1e-5:
-        fail(f"{peer}: losses with activation checkpointing differ from without by {worst:.3g} relative")
-    print(f"{peer:11s} lora=true  activation_checkpointing: max relative loss difference to without {worst:.2e}")
-
-# init=meta from a Hugging Face directory, the torchtune recipe on the peers (meta device, sharded,
-# to_empty, the checkpoint broadcast from rank 0 into the shards, RoPE recomputed; peers/torch_fsdp/
-# meta_init.py) and shard-by-shard reads on ours: every instance green (loss parity against the
-# one-process reference, which loads the whole directory), each peer's losses equal to its engine's.
-# A peer that forgot the RoPE buffer would train on uninitialised memory and fail both.
+# init=meta from a Hugging Face directory with activation checkpointing, on all four engines: the
+# torchtune recipe on the peers (meta device, sharded, to_empty, the checkpoint broadcast from
+# rank 0 into the shards, RoPE recomputed; peers/torch_fsdp/meta_init.py) and checkpoint_wrapper
+# (non-reentrant) on each decoder layer; shard-by-shard reads and recomputed layers on ours. Every
+# instance green (loss parity against the one-process reference, which loads the whole directory
+# and keeps every activation), each peer's losses equal to its engine's. A peer that forgot the
+# RoPE buffer would train on uninitialised memory and fail both; one whose recompute changed a
+# number would fail parity.
 out = os.path.join(work, "meta")
 meta = subprocess.run([binary, "run", scenario, "--quiet", "--out", out, "train.steps=6", "init=meta",
-                       "lora.enabled=true", f"model={hf_dir}"], capture_output=True, text=True)
+                       "lora.enabled=true", "activation_checkpointing=true", f"model={hf_dir}"],
+                      capture_output=True, text=True)
 meta_index = json.load(open(os.path.join(out, "index.json")))
 meta_results = {}
 for inst in meta_index["instances"]:
@@ -96,15 +78,19 @@ if meta.returncode != 0 or len(meta_results) != 4:
     fail(f"init=meta: exit {meta.returncode}, instances {sorted(meta_results)}\n{meta.stderr[-3000:]}")
 for ours, peer in (("per_param", "torch_fsdp2"), ("flat", "torch_fsdp1")):
     a, b = meta_results[ours], meta_results[peer]
-    if b["scenario"]["config"].get("init") != "meta" or b["scenario"]["config"].get("model") != hf_dir:
-        fail(f"{peer}: the result does not say init=meta from {hf_dir}")
+    config = b["scenario"]["config"]
+    if config.get("init") != "meta" or config.get("model") != hf_dir or config.get("activation_checkpointing") is not True:
+        fail(f"{peer}: the result does not say init=meta from {hf_dir} with activation_checkpointing")
+    if {c["name"]: c["passed"] for c in b["checks"]}.get("loss_parity") is not True:
+        fail(f"{peer} init=meta + activation checkpointing: no passing loss_parity check: {b['checks']}")
     worst = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(a["loss"], b["loss"]))
     if len(a["loss"]) != len(b["loss"]) or worst > 1e-5:
         fail(f"init=meta {ours} vs {peer}: losses differ by {worst:.3g} relative")
     load = {m["name"]: m["median"] for m in b["metrics"]}.get("init_time_load")
     if not load or load <= 0:
         fail(f"init=meta {peer}: no checkpoint load time (init_time_load={load})")
-    print(f"init=meta {ours:9s} vs {peer:11s}: max relative loss difference {worst:.2e}, peer load {load:.3f} s")
+    print(f"init=meta + activation checkpointing {ours:9s} vs {peer:11s}: max relative loss difference {worst:.2e}, "
+          f"peer load {load:.3f} s")
 
 # The side-by-side report over the same run: every pair's losses within tolerance (exit 0).
 md = os.path.join(work, "engines.md")
