@@ -24,17 +24,13 @@ import time
 import torch
 import torch.distributed as dist
 
+import meta_init
+
 
 def save_after(scenario):
     steps = int(scenario["train"]["warmup_steps"]) + int(scenario["train"]["steps"])
     save_step = int(scenario["checkpoint"]["save_step"])
     return save_step if save_step > 0 else steps
-
-
-def _file_name(key):
-    """A model state-dict key as the files name it (meta_init.checkpoint_keys for the base model;
-    LoRA's adapters by module path, as shardbench names them)."""
-    return key.removeprefix("base_model.model.").replace(".base_layer.", ".").replace(".default.", ".")
 
 
 def _local(value):
@@ -95,13 +91,13 @@ def save(kind, model, optimizer, directory, model_dir):
         if rank == 0:
             os.makedirs(directory)
             shutil.copy(os.path.join(model_dir, "config.json"), os.path.join(directory, "config.json"))
-            save_file({_file_name(k): v.contiguous() for k, v in msd.items()}, os.path.join(directory, "model.safetensors"),
-                      metadata={"format": "pt"})
+            save_file({meta_init.file_name(k): v.contiguous() for k, v in msd.items()},
+                      os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})
             state = {}
             for name, s in osd["state"].items():
                 for what, v in s.items():
                     t = v if torch.is_tensor(v) else torch.tensor(v)
-                    state[f"state.{_file_name(name)}.{what}"] = (t.long() if what == "step" else t).contiguous()
+                    state[f"state.{meta_init.file_name(name)}.{what}"] = (t.long() if what == "step" else t).contiguous()
             save_file(state, os.path.join(directory, "optimizer.safetensors"), metadata={"format": "pt"})
             with open(os.path.join(directory, "param_groups.json"), "w") as f:
                 json.dump(osd["param_groups"], f)
@@ -128,7 +124,7 @@ def load(kind, model, optimizer, directory):
         set_optimizer_state_dict(model, optimizer, state["optim"])
     else:
         from safetensors.torch import load_file
-        names = {k: _file_name(k) for k in model_keys(model)}
+        names = {k: meta_init.file_name(k) for k in model_keys(model)}
         msd, osd = {}, {}
         if dist.get_rank() == 0:
             params = load_file(os.path.join(directory, "model.safetensors"))

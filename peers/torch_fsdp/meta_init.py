@@ -39,16 +39,21 @@ def build(scenario, init_dir, model_dir):
     return model, total, trainable
 
 
+def file_name(key):
+    """A model state-dict key as transformers names the weight (peft's `base_model.model.` and
+    `.base_layer` removed; a LoRA adapter as `<module>.lora_A.weight`, without the adapter name):
+    the names of shardbench's FULL layout."""
+    return key.removeprefix("base_model.model.").replace(".base_layer.", ".").replace(".default.", ".")
+
+
 def checkpoint_keys(model):
     """Each of the model's state-dict keys (unwrapped, as set_model_state_dict names them) and the
-    key it has in the checkpoint files: the base model's own name (peft's `base_model.model.` and
-    `.base_layer` removed) or the adapter file's (peft's saved name, without the adapter name)."""
+    key it has in the files init=meta reads: the base model's transformers name, or the adapter
+    file's (peft's saved name: `base_model.model.` + the module path)."""
     keys = {}
     for key in model.state_dict():
-        if ".lora_A." in key or ".lora_B." in key:
-            keys[key] = key.replace(".default.", ".")
-        else:
-            keys[key] = key.removeprefix("base_model.model.").replace(".base_layer.", ".")
+        lora = ".lora_A." in key or ".lora_B." in key
+        keys[key] = "base_model.model." + file_name(key) if lora else file_name(key)
     return keys
 
 
@@ -80,9 +85,11 @@ def recompute_rope(model, device):
             m.original_inv_freq = inv_freq
 
 
-def load(model, unwrapped_keys, init_dir, model_dir, scenario):
+def load(model, unwrapped_keys, init_dir, model_dir, scenario, device):
     """Every weight from the checkpoint files into the sharded model, rank 0 reading a file at a
-    time and broadcasting tensor by tensor. A key the files lack is bad input (KeyError)."""
+    time and broadcasting tensor by tensor, and the RoPE buffers recomputed. A key the files lack
+    is bad input (KeyError)."""
+    recompute_rope(model, device)
     from safetensors.torch import load_file
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
     rank = dist.get_rank()

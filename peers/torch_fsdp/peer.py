@@ -106,25 +106,26 @@ def main():
     on_meta = scenario["init"] == "meta"
     model_dir = scenario["model"] if on_meta and os.path.isdir(scenario["model"]) else os.path.join(args.init, "model")
 
-    def build_and_wrap():
-        """The model as this run builds it, wrapped, with its optimizer (init=meta: loaded too)."""
+    def build():
+        """(model, params_total, params_trainable, checkpoint keys or None): eager, or on meta."""
         if on_meta:
             built = meta_init.build(scenario, args.init, model_dir)
-            keys = meta_init.checkpoint_keys(built[0])
-        else:
-            built = wrap.load_model(scenario, args.init, device)
-        wrapped, optim = wrap.wrap_and_optimize(scenario, built[0], device, param_groups)
+            return (*built, meta_init.checkpoint_keys(built[0]))
+        return (*wrap.load_model(scenario, args.init, device), None)
+
+    def load_into_shards(wrapped, keys):
         if on_meta:
-            meta_init.recompute_rope(wrapped, device)
-            meta_init.load(wrapped, keys, args.init, model_dir, scenario)
+            meta_init.load(wrapped, keys, args.init, model_dir, scenario, device)
+
+    def build_and_wrap():
+        """The model as this run builds it, wrapped and loaded, with its optimizer."""
+        built, _, _, keys = build()
+        wrapped, optim = wrap.wrap_and_optimize(scenario, built, device, param_groups)
+        load_into_shards(wrapped, keys)
         return wrapped, optim
 
     t_construct = time.perf_counter()
-    if on_meta:
-        model, params_total, params_trainable = meta_init.build(scenario, args.init, model_dir)
-        checkpoint_keys = meta_init.checkpoint_keys(model)
-    else:
-        model, params_total, params_trainable = wrap.load_model(scenario, args.init, device)
+    model, params_total, params_trainable, checkpoint_keys = build()
     construct_s = time.perf_counter() - t_construct
 
     # 2. Wrap and build the optimizer; PyTorch refusing the combination is a finding.
@@ -152,8 +153,7 @@ def main():
     load_s = 0.0
     if on_meta:
         t_load = time.perf_counter()
-        meta_init.recompute_rope(model, device)
-        meta_init.load(model, checkpoint_keys, args.init, model_dir, scenario)
+        load_into_shards(model, checkpoint_keys)
         load_s = time.perf_counter() - t_load
     init_s = time.perf_counter() - t_start
     init_rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
