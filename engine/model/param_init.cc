@@ -6,29 +6,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <vector>
 
 #include "engine/common/error.h"
+#include "engine/model/counter_rng.h"
 #include "engine/model/module.h"
+#include "engine/model/normal_kernel.h"
 
 namespace shardbench::model {
-namespace {
 
-constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ull;
-
-uint64_t Mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-// Uniform in (0, 1), 53 random bits.
-// (53 bits fit a signed integer exactly: its conversion is one instruction, the unsigned one a
-// branchy sequence, and both give the same double.)
-double Open01(uint64_t h) { return (static_cast<double>(static_cast<int64_t>(h >> 11)) + 0.5) * 0x1.0p-53; }
-
-}  // namespace
+using counter_rng::kGolden;
+using counter_rng::Mix;
+using counter_rng::Open01;
 
 // A normal element as it has always been computed, one at a time with the C library's log and
 // cos: the definition every faster path must reproduce bit for bit.
@@ -39,60 +27,16 @@ float NormalElement(const ParamInit& init, uint64_t key, uint64_t i) {
 
 namespace {
 
-// Whether `d` = a + term lies so close to the midpoint between two floats that a vectorised log
-// or cos (a few units in the last place of a double away from the C library's, so `term` off by
-// a few parts in 2^52) could round it to the other float. Such elements (~1 in 10^6) are
-// recomputed one at a time, as are floats next to a power of two (its gap below is half the one
-// above), zero, subnormals and non-finite values: rare, and not worth reasoning about.
-bool NearFloatTie(double d, double a, double term, float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  const uint32_t exponent = (bits >> 23) & 0xff, mantissa = bits & 0x7fffff;
-  if (exponent == 0 || exponent == 0xff || mantissa == 0) return true;
-  // Half a unit in the last place of f: 2^(exponent - 127 - 24), built as a double.
-  const uint64_t half_bits = static_cast<uint64_t>(exponent - 127 - 24 + 1023) << 52;
-  double half;
-  std::memcpy(&half, &half_bits, sizeof half);
-  // How far d may be from the C library's value: 2^-40 of its terms' size, 2^12 times the
-  // error of a 1-ulp log and cos carried through sqrt and two products.
-  const double slack = (std::fabs(a) + std::fabs(term)) * 0x1.0p-40;
-  return std::fabs(std::fabs(d - static_cast<double>(f)) - half) <= slack;
-}
-
-// Normal elements [begin, begin + n) into out, in blocks: the splitmix64 counters one at a time,
-// then log, sqrt and cos over a whole block with ATen's vectorised double kernels, then
-// Box-Muller in the same order of operations as NormalElement. Only log and cos may differ from
-// the C library's (in the last bits of a double; sqrt and the products are exact IEEE either
-// way), which changes the float only next to a tie between two floats: there NearFloatTie
-// sends the element to NormalElement. The scratch blocks are plain memory: an initialisation's
-// tracked peak (init_peak_bytes) is the parameters', not this generator's.
+// Normal elements [begin, begin + n) into out: the vectorised kernel a block at a time, and the
+// few elements it cannot decide (engine/model/normal_kernel.h) by the scalar definition.
 void FillNormal(float* out, const ParamInit& init, uint64_t key, int64_t begin, int64_t n) {
-  constexpr int64_t kBlock = 8192;
-  std::vector<double> scratch(4 * static_cast<size_t>(std::min(kBlock, n)));
-  const int64_t size = static_cast<int64_t>(scratch.size() / 4);
-  double* pu = scratch.data();
-  double* pw = pu + size;
-  double* pr = pw + size;
-  double* pc = pr + size;
-  const auto f64 = at::TensorOptions().dtype(at::kDouble);
-  const double a = init.a, b = init.b;
-  for (int64_t lo = 0; lo < n; lo += kBlock) {
-    const int64_t m = std::min(kBlock, n - lo);
-    for (int64_t j = 0; j < m; ++j) {
-      const uint64_t i = static_cast<uint64_t>(begin + lo + j);
-      pu[j] = Open01(Mix(key + (2 * i + 1) * kGolden));
-      pw[j] = 2.0 * M_PI * Open01(Mix(key + (2 * i + 2) * kGolden));
-    }
-    at::Tensor r = at::from_blob(pr, {m}, f64), c = at::from_blob(pc, {m}, f64);
-    at::log_out(r, at::from_blob(pu, {m}, f64));
-    r.mul_(-2.0).sqrt_();  // sqrt(-2 log u1): scaling by -2 is exact
-    at::cos_out(c, at::from_blob(pw, {m}, f64));
-    float* o = out + lo;
-    for (int64_t j = 0; j < m; ++j) {
-      const double term = b * pr[j] * pc[j], d = a + term;
-      o[j] = static_cast<float>(d);
-      if (NearFloatTie(d, a, term, o[j])) o[j] = NormalElement(init, key, static_cast<uint64_t>(begin + lo + j));
-    }
+  const NormalBlockFn block = BestNormalBlock();
+  int32_t undecided[kNormalBlock];
+  for (int64_t lo = 0; lo < n; lo += kNormalBlock) {
+    const int64_t m = std::min(kNormalBlock, n - lo);
+    const uint64_t first = static_cast<uint64_t>(begin + lo);
+    const int64_t count = block(out + lo, m, key, first, init.a, init.b, undecided);
+    for (int64_t k = 0; k < count; ++k) out[lo + undecided[k]] = NormalElement(init, key, first + undecided[k]);
   }
 }
 

@@ -22,8 +22,8 @@ struct ParamInit {
 };
 
 // Fills `dst` (1-D, contiguous, any dtype/device) with elements [begin, begin + numel) of the
-// parameter whose key is `key` (SeedFor(seed, name)). Normals are computed a block at a time
-// with vectorised log and cos, equal bit for bit to NormalElement.
+// parameter whose key is `key` (SeedFor(seed, name)). Normals are computed four at a time
+// (engine/model/normal_kernel.h), equal bit for bit to NormalElement.
 void FillInitRange(const at::Tensor& dst, const ParamInit& init, uint64_t key, int64_t begin);
 // Element i of a normal parameter, the scalar definition (Box-Muller over two splitmix64 draws,
 // the C library's log and cos).

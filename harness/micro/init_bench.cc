@@ -1,9 +1,10 @@
 // Google Benchmark: parameter initialisation rate on one core (issue #21: "within 2x of
-// at::normal_'s rate"). Normal(0, 0.02) floats per second, three ways on the same 4M-element
-// tensor: our counter-based generator as it runs (engine/model/param_init.h: vectorised log and
-// cos a block at a time, bit-equal to the scalar definition), that scalar definition one element
-// at a time (the generator before), and at::normal_ (PyTorch's own, not counter-based: a rank
-// could not compute its shard of a parameter on its own with it).
+// at::normal_'s rate"). Normal(0, 0.02) floats per second, four ways on the same 4M-element
+// tensor: our counter-based generator as it runs (engine/model/normal_kernel.h: our own log and
+// cos four at a time, AVX2 where the CPU has it, bit-equal to the scalar definition), the same
+// kernel built for the baseline instruction set, that scalar definition one element at a time,
+// and at::normal_ (PyTorch's own, not counter-based: a rank could not compute its shard of a
+// parameter on its own with it).
 //
 //   build/shardbench_init_bench [--benchmark_repetitions=5]
 #include <benchmark/benchmark.h>
@@ -11,6 +12,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
+#include "engine/model/normal_kernel.h"
 #include "engine/model/param_init.h"
 
 namespace {
@@ -31,6 +33,27 @@ void BM_InitNormal(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kElements);
 }
 BENCHMARK(BM_InitNormal)->Unit(benchmark::kMillisecond);
+
+// The kernel built for the compiler's baseline (SSE2 on x86-64), which CPUs without AVX2 + FMA
+// run; its few undecided elements by the scalar definition, as FillInitRange does.
+void BM_InitNormalPortable(benchmark::State& state) {
+  at::Tensor t = at::empty({kElements});
+  float* out = t.data_ptr<float>();
+  int32_t undecided[model::kNormalBlock];
+  uint64_t begin = 0;
+  for (auto _ : state) {
+    for (int64_t lo = 0; lo < kElements; lo += model::kNormalBlock) {
+      const uint64_t first = begin + static_cast<uint64_t>(lo);
+      const int64_t count = model::NormalBlockPortable(out + lo, model::kNormalBlock, 0x5eed, first, kNormal.a,
+                                                       kNormal.b, undecided);
+      for (int64_t k = 0; k < count; ++k) out[lo + undecided[k]] = model::NormalElement(kNormal, 0x5eed, first + undecided[k]);
+    }
+    begin += kElements;
+    benchmark::DoNotOptimize(out);
+  }
+  state.SetItemsProcessed(state.iterations() * kElements);
+}
+BENCHMARK(BM_InitNormalPortable)->Unit(benchmark::kMillisecond);
 
 void BM_InitNormalScalar(benchmark::State& state) {
   at::Tensor t = at::empty({kElements});

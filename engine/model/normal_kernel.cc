@@ -1,0 +1,27 @@
+// The normal kernel (engine/model/normal_kernel.h) for the compiler's baseline instruction set,
+// and the choice between it and the AVX2 build (engine/model/normal_kernel_avx2.cc, x86-64 only).
+#define SHARDBENCH_NORMAL_ISA portable
+#include "engine/model/normal_kernel_body.h"
+
+namespace shardbench::model {
+
+int64_t NormalBlockPortable(float* out, int64_t n, uint64_t key, uint64_t first, double a, double b,
+                            int32_t* undecided) {
+  return portable::NormalBlock(out, n, key, first, a, b, undecided);
+}
+
+void NormalPartsPortable(const double* u, const double* w, int64_t n, double* log_u, double* cos_w) {
+  portable::NormalParts(u, w, n, log_u, cos_w);
+}
+
+#if !defined(SHARDBENCH_HAVE_AVX2_KERNEL)
+NormalBlockFn NormalBlockAvx2() { return nullptr; }
+NormalPartsFn NormalPartsAvx2() { return nullptr; }
+#endif
+
+NormalBlockFn BestNormalBlock() {
+  static const NormalBlockFn best = NormalBlockAvx2() ? NormalBlockAvx2() : &NormalBlockPortable;
+  return best;
+}
+
+}  // namespace shardbench::model
