@@ -102,16 +102,20 @@ PerParamUnit::PerParamUnit(UnitPlan plan, comm::Communicator* comm, PerParamUnit
     const int64_t n = p.layout.local_rows(rank());
     {
       memory::ScopedCategory sharded(memory::Category::kParamsSharded);
-      p.padded = at::zeros(PaddedShape(p.shape, p.layout), opts);
+      p.padded = at::empty(PaddedShape(p.shape, p.layout), opts);
     }
+    // The rank's rows, then zeros in the padding rows only: writing the whole shard twice cost
+    // a pass over memory at every init (most of a 1b model's shard is its rows).
+    const at::Tensor flat = p.padded.view({-1});
+    const int64_t filled = n * p.layout.row_numel;
     if (meta) {
-      options_.materialize.fill(p.name, p.padded.view({-1}).narrow(0, 0, n * p.layout.row_numel),
-                                p.layout.first_row(rank()) * p.layout.row_numel);
+      options_.materialize.fill(p.name, flat.narrow(0, 0, filled), p.layout.first_row(rank()) * p.layout.row_numel);
     } else if (n > 0) {
       p.padded.view({p.layout.rows_per_rank, p.layout.row_numel})
           .narrow(0, 0, n)
           .copy_(t.detach().reshape({p.layout.rows, p.layout.row_numel}).narrow(0, p.layout.first_row(rank()), n));
     }
+    flat.narrow(0, filled, flat.numel() - filled).zero_();
     p.sharded = p.padded.narrow(0, 0, n).detach().requires_grad_(p.requires_grad);
     // Mixed precision gathers (and computes) every param in param_dtype; otherwise each keeps its own.
     const at::ScalarType gather = options_.mixed_precision.gather(t.scalar_type());
