@@ -12,7 +12,6 @@
 //    rounding of the true value relative to itself when |y| >= 2^-24 (below that the element is
 //    undecided); sin y on [-pi/2, pi/2] by a fitted polynomial (within 2^-50 relative).
 // Measured against the C library over 2^20 arguments and the edges: both within 2^-49.9.
-#include <cfloat>
 #include <cstdint>
 #if defined(__AVX2__)
 #include <immintrin.h>
