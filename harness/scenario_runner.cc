@@ -27,6 +27,7 @@
 #include "harness/rank_trace.h"
 #include "harness/reference_parity.h"
 #include "harness/resume_point.h"
+#include "harness/run_checks.h"
 #include "reporters/provenance.h"
 #include "reporters/steady_state.h"
 #include "harness/scenario/scenario_model.h"
@@ -38,58 +39,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-using Fingerprints = std::vector<std::pair<std::string, Fingerprint>>;
-
-// Trainable parameters must have moved and frozen ones must not have: the check that turns a
-// silently broken setup (an optimizer holding orphaned parameters) red.
-Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair<std::string, bool>>& trainable,
-                    const Fingerprints& before, const Fingerprints& after) {
-  int64_t unchanged_trainable = 0, changed_frozen = 0;
-  std::string example;
-  for (size_t i = 0; i < trainable.size(); ++i) {
-    const bool changed = before[i].second != after[i].second;
-    if (trainable[i].second && !changed) {
-      if (unchanged_trainable++ == 0) example = "trainable '" + trainable[i].first + "' did not change";
-    } else if (!trainable[i].second && changed) {
-      if (changed_frozen++ == 0 && example.empty()) example = "frozen '" + trainable[i].first + "' changed";
-    }
-  }
-  const bool dropped = loss.back() < loss.front();
-  Check c{"learning", dropped && unchanged_trainable == 0 && changed_frozen == 0, ""};
-  c.detail = "loss " + std::to_string(loss.front()) + " -> " + std::to_string(loss.back()) +
-             (dropped ? " (dropped)" : " (did not drop)") + "; trainable unchanged: " +
-             std::to_string(unchanged_trainable) + ", frozen changed: " + std::to_string(changed_frozen) +
-             (example.empty() ? "" : " (e.g. " + example + ")");
-  return c;
-}
 
 // The tracking allocator's figures: overall peak, the breakdown at it, each category's peak.
 void RecordTracked(RankRecord& r, const memory::MemoryStats& tracked) {
   r.tracked_peak = static_cast<double>(tracked.peak);
   r.tracked_at_peak.assign(tracked.at_peak.bytes.begin(), tracked.at_peak.bytes.end());
   r.tracked_peak_by.assign(tracked.by_category.peak.bytes.begin(), tracked.by_category.peak.bytes.end());
-}
-
-// Divergence is a result: the first step whose loss is NaN or infinite, on which ranks (each
-// rank's own loss names the ones that diverged; the global loss is their mean, so all see it).
-// A non-finite gradient shows here one step later, in the loss of the weights it updated.
-Check FiniteCheck(const std::vector<RankRecord>& all, int64_t planned_steps) {
-  const std::vector<double>& loss = all[0].loss;
-  for (size_t step = 0; step < loss.size(); ++step) {
-    std::string ranks;
-    for (size_t r = 0; r < all.size(); ++r) {
-      if (!std::isfinite(all[r].local_loss[step])) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-    }
-    if (std::isfinite(loss[step]) && ranks.empty()) continue;
-    char value[32];
-    std::snprintf(value, sizeof(value), "%g", loss[step]);
-    return {"finite", false,
-            "the loss became " + std::string(value) + " at step " + std::to_string(step) + " of " +
-                std::to_string(planned_steps) + " (counting from 0; " +
-                (ranks.empty() ? "every rank's own loss finite" : "rank(s) " + ranks + " diverged") +
-                "): the run diverged (learning rate, data or a numerics bug); training stopped there"};
-  }
-  return {"finite", true, "every step's loss finite on every rank (" + std::to_string(loss.size()) + " steps)"};
 }
 
 // One scenario instance on one rank, phase by phase (RunScenarioRank below reads them in
@@ -475,18 +430,7 @@ std::vector<Check> RankRun::checks(const std::vector<RankRecord>& all, const std
   if (parity) out.push_back(*parity);
   out.insert(out.end(), checkpoint_checks_.begin(), checkpoint_checks_.end());
   if (s_.checks.max_grad_blowup > 0) {
-    // Gradient bytes a rank holds over the trainable bytes it owns (catalog case 1's measure).
-    const double owned = static_cast<double>(trainable_bytes_) / env_.world_size;
-    double worst = 0;
-    if (owned > 0) {
-      for (const auto& a : all) worst = std::max(worst, a.held(memory::Category::kGrads));
-    }
-    const double blowup = owned > 0 ? worst / owned : 0.0;
-    char detail[256];
-    std::snprintf(detail, sizeof(detail),
-                  "a rank holds %.0f gradient bytes for %.0f trainable bytes it owns: %.2fx (limit %.2fx)", worst, owned,
-                  blowup, s_.checks.max_grad_blowup);
-    out.push_back({"grad_memory", blowup <= s_.checks.max_grad_blowup, detail});
+    out.push_back(GradMemoryCheck(all, trainable_bytes_, env_.world_size, s_.checks.max_grad_blowup));
   }
   return out;
 }

@@ -1,0 +1,66 @@
+#include "harness/run_checks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace shardbench {
+
+// Each rank's own loss names the ones that diverged (the global loss is their mean, so all see
+// it). A non-finite gradient shows one step later, in the loss of the weights it updated.
+Check FiniteCheck(const std::vector<RankRecord>& all, int64_t planned_steps) {
+  const std::vector<double>& loss = all[0].loss;
+  for (size_t step = 0; step < loss.size(); ++step) {
+    std::string ranks;
+    for (size_t r = 0; r < all.size(); ++r) {
+      if (!std::isfinite(all[r].local_loss[step])) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+    }
+    if (std::isfinite(loss[step]) && ranks.empty()) continue;
+    char value[32];
+    std::snprintf(value, sizeof(value), "%g", loss[step]);
+    return {"finite", false,
+            "the loss became " + std::string(value) + " at step " + std::to_string(step) + " of " +
+                std::to_string(planned_steps) + " (counting from 0; " +
+                (ranks.empty() ? "every rank's own loss finite" : "rank(s) " + ranks + " diverged") +
+                "): the run diverged (learning rate, data or a numerics bug); training stopped there"};
+  }
+  return {"finite", true, "every step's loss finite on every rank (" + std::to_string(loss.size()) + " steps)"};
+}
+
+// The check that turns a silently broken setup (an optimizer holding orphaned parameters) red.
+Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair<std::string, bool>>& trainable,
+                    const Fingerprints& before, const Fingerprints& after) {
+  int64_t unchanged_trainable = 0, changed_frozen = 0;
+  std::string example;
+  for (size_t i = 0; i < trainable.size(); ++i) {
+    const bool changed = before[i].second != after[i].second;
+    if (trainable[i].second && !changed) {
+      if (unchanged_trainable++ == 0) example = "trainable '" + trainable[i].first + "' did not change";
+    } else if (!trainable[i].second && changed) {
+      if (changed_frozen++ == 0 && example.empty()) example = "frozen '" + trainable[i].first + "' changed";
+    }
+  }
+  const bool dropped = loss.back() < loss.front();
+  Check c{"learning", dropped && unchanged_trainable == 0 && changed_frozen == 0, ""};
+  c.detail = "loss " + std::to_string(loss.front()) + " -> " + std::to_string(loss.back()) +
+             (dropped ? " (dropped)" : " (did not drop)") + "; trainable unchanged: " +
+             std::to_string(unchanged_trainable) + ", frozen changed: " + std::to_string(changed_frozen) +
+             (example.empty() ? "" : " (e.g. " + example + ")");
+  return c;
+}
+
+Check GradMemoryCheck(const std::vector<RankRecord>& all, int64_t trainable_bytes, int world_size, double limit) {
+  const double owned = static_cast<double>(trainable_bytes) / world_size;
+  double worst = 0;
+  if (owned > 0) {
+    for (const auto& a : all) worst = std::max(worst, a.held(memory::Category::kGrads));
+  }
+  const double blowup = owned > 0 ? worst / owned : 0.0;
+  char detail[256];
+  std::snprintf(detail, sizeof(detail),
+                "a rank holds %.0f gradient bytes for %.0f trainable bytes it owns: %.2fx (limit %.2fx)", worst, owned,
+                blowup, limit);
+  return {"grad_memory", blowup <= limit, detail};
+}
+
+}  // namespace shardbench

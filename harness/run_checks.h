@@ -1,0 +1,29 @@
+// The checks that judge a finished run from what its ranks recorded: did it stay finite, did it
+// learn what it should (and only that), did gradients take the memory they should.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "harness/engine_setup.h"
+#include "harness/rank_record.h"
+#include "reporters/run_result.h"
+
+namespace shardbench {
+
+using Fingerprints = std::vector<std::pair<std::string, Fingerprint>>;
+
+// Divergence is a result: the first step whose loss is NaN or infinite, and on which ranks.
+Check FiniteCheck(const std::vector<RankRecord>& all, int64_t planned_steps);
+
+// Trainable parameters must have moved and frozen ones must not have, and the loss must have
+// dropped: `trainable` names each parameter and whether it trains, in the fingerprints' order.
+Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair<std::string, bool>>& trainable,
+                    const Fingerprints& before, const Fingerprints& after);
+
+// Catalog case 1's measure: the gradient bytes a rank holds over the trainable bytes it owns
+// (trainable_bytes / world_size), against `limit`.
+Check GradMemoryCheck(const std::vector<RankRecord>& all, int64_t trainable_bytes, int world_size, double limit);
+
+}  // namespace shardbench
