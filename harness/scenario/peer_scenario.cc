@@ -9,8 +9,8 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   auto refuse = [&](const std::string& field, const std::string& why) {
     throw InputError(who + field + " is not mapped onto the peer: " + why + " (peers/README.md lists what is)");
   };
-  if (s.checkpoint.type == "local" || s.checkpoint.type == "adapter") {
-    refuse("checkpoint.type=" + s.checkpoint.type, "the peer saves full and sharded checkpoints (torch.distributed.checkpoint)");
+  if (s.checkpoint.type == "local") {
+    refuse("checkpoint.type=local", "the peer saves full, sharded (torch.distributed.checkpoint) and adapter checkpoints");
   }
   if (s.checks.resume) refuse("checks.resume", "the peer checks state_dict_roundtrip, not a resumed run");
   if (!s.failpoints.empty()) refuse("failpoints", "they inject faults into shardbench's own engines");

@@ -8,13 +8,19 @@
            transformers names, LoRA's as `<module>.lora_A.weight`) plus optimizer.safetensors
            (`state.<name>.exp_avg`, `.exp_avg_sq`, `.step`); loaded back with
            set_model_state_dict / set_optimizer_state_dict(broadcast_from_rank0=True)
+  adapter  the LoRA weights only (get_model_state_dict with full_state_dict=True and
+           ignore_frozen_params=True), written by rank 0 in PEFT's layout as shardbench's adapter
+           checkpoints are: adapter_model.safetensors (`base_model.model.<module>.lora_A.weight`)
+           and the adapter_config.json the peer built its LoRA from; every rank reads the small
+           file back and set_model_state_dict(full_state_dict=True, strict=False) takes its part
 
 Saved after checkpoint.save_step steps (0: after the last), timed, its bytes counted (what each
 rank wrote, and the whole directory). checks.state_dict_roundtrip loads it into a freshly built
 and wrapped model and optimizer and compares every rank's shards of every parameter and optimizer
 state tensor bit for bit with those at the save, as shardbench's own check does.
-Kinds `local` and `adapter` and checks.resume are refused before launch
-(harness/scenario/peer_scenario.cc).
+The adapter check compares the parameters only (the frozen base is rebuilt as it was, and an
+adapter checkpoint holds no optimizer state, as on shardbench's side). Kind `local` and
+checks.resume are refused before launch (harness/scenario/peer_scenario.cc).
 """
 import json
 import os
@@ -62,7 +68,16 @@ def _bytes_of(paths):
     return sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
 
 
-def save(kind, model, optimizer, directory, model_dir):
+def is_adapter(key):
+    return ".lora_A." in key or ".lora_B." in key
+
+
+def adapter_file_name(key):
+    """PEFT's saved name of a LoRA weight (get_peft_model_state_dict: the adapter name dropped)."""
+    return "base_model.model." + meta_init.file_name(key)
+
+
+def save(kind, model, optimizer, directory, model_dir, adapter_dir):
     """Collective. Returns (seconds, bytes this rank wrote, bytes of the whole checkpoint)."""
     rank = dist.get_rank()
     if rank == 0 and os.path.exists(directory):
@@ -77,6 +92,20 @@ def save(kind, model, optimizer, directory, model_dir):
         mine = [os.path.join(directory, f) for f in os.listdir(directory) if f.startswith(f"__{rank}_")]
         if rank == 0:
             mine.append(os.path.join(directory, ".metadata"))
+    elif kind == "adapter":
+        from safetensors.torch import save_file
+        from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+        only_trained = StateDictOptions(full_state_dict=True, ignore_frozen_params=True,
+                                        cpu_offload=next(model.parameters()).is_cuda)
+        msd = get_model_state_dict(model, options=only_trained)
+        mine = []
+        if rank == 0:
+            os.makedirs(directory)
+            save_file({adapter_file_name(k): v.contiguous() for k, v in msd.items() if is_adapter(k)},
+                      os.path.join(directory, "adapter_model.safetensors"), metadata={"format": "pt"})
+            shutil.copy(os.path.join(adapter_dir, "adapter_config.json"), os.path.join(directory, "adapter_config.json"))
+            mine = [os.path.join(directory, f) for f in ("adapter_model.safetensors", "adapter_config.json")]
+        dist.barrier()
     else:
         from safetensors.torch import save_file
         from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict,
@@ -122,6 +151,11 @@ def load(kind, model, optimizer, directory):
         dcp.load(state, checkpoint_id=directory)
         set_model_state_dict(model, state["model"])
         set_optimizer_state_dict(model, optimizer, state["optim"])
+    elif kind == "adapter":
+        from safetensors.torch import load_file
+        adapters = load_file(os.path.join(directory, "adapter_model.safetensors"))
+        msd = {k: adapters[adapter_file_name(k)] for k in model_keys(model) if is_adapter(k)}
+        set_model_state_dict(model, msd, options=StateDictOptions(full_state_dict=True, strict=False))
     else:
         from safetensors.torch import load_file
         names = {k: meta_init.file_name(k) for k in model_keys(model)}
@@ -155,19 +189,25 @@ def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, d
     zeroed first so that nothing matches by accident; every rank's shards of every parameter and
     optimizer state tensor must equal `at_save` (local_state at the save) bit for bit.
     Returns (load seconds, the check)."""
+    adapter = kind == "adapter"
     with torch.no_grad():
-        for p in fresh.parameters():
-            p.zero_()
+        for name, p in fresh.named_parameters():
+            if not adapter or is_adapter(name):
+                p.zero_()
     seconds = load(kind, fresh, fresh_optimizer, directory)
     now = local_state(fresh, fresh_optimizer)
+    if adapter:  # no optimizer state in an adapter checkpoint
+        at_save = {k: v for k, v in at_save.items() if k.startswith("model.")}
+        now = {k: v for k, v in now.items() if k.startswith("model.")}
     differ = [k for k in at_save if k not in now or not _equal(at_save[k], now[k])]
     differ += [k for k in now if k not in at_save]
     counts = torch.tensor([len(differ), len(at_save)], dtype=torch.float64, device=device)
     dist.all_reduce(counts)
     first = f" (first on rank {dist.get_rank()}: '{differ[0]}')" if differ else ""
     return seconds, {"name": "state_dict_roundtrip", "passed": counts[0].item() == 0,
-                     "detail": f"{kind} checkpoint (torch.distributed.checkpoint) saved after step {save_at}: "
-                               f"{counts[1].item():.0f} tensors compared bit for bit (params and optimizer state) over "
+                     "detail": f"{kind} checkpoint ({'PEFT layout' if adapter else 'torch.distributed.checkpoint'}) saved "
+                               f"after step {save_at}: {counts[1].item():.0f} tensors compared bit for bit "
+                               f"({'params' if adapter else 'params and optimizer state'}) over "
                                f"{dist.get_world_size()} ranks, {counts[0].item():.0f} differ{first}"}
 
 

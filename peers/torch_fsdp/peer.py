@@ -211,7 +211,8 @@ def main():
             with results.keeping_warnings():
                 if scenario["checks"]["state_dict_roundtrip"]:
                     at_save = checkpoints.local_state(model, optimizer)
-                saved = checkpoints.save(kind, model, optimizer, checkpoint_dir, model_dir)
+                saved = checkpoints.save(kind, model, optimizer, checkpoint_dir, model_dir,
+                                         os.path.join(args.init, "adapter"))
 
     # Training's memory figures, before the roundtrip check builds a second model.
     rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -7,7 +7,10 @@
   - cross loads of FULL checkpoints, which are Hugging Face directories on both sides: ours starts
     from the one torch_fsdp2 saved, torch_fsdp2 from the one per_param saved (init=meta, model=DIR);
     starting from the same trained weights, the first losses agree within 1e-5 relative;
-  - a SHARDED checkpoint of DCP given as a model is refused naming why (exit 2).
+  - a SHARDED checkpoint of DCP given as a model is refused naming why (exit 2);
+  - ADAPTER checkpoints (PEFT's layout) with LoRA: the roundtrip on all four engines, and the
+    files torch_fsdp2 and per_param wrote hold the same tensors by name, shape and dtype, values
+    within 1e-4 (the same training on both sides), with the same adapter_config.json.
 
     tests/end_to_end/peer_checkpoint_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR
 """
@@ -48,8 +51,8 @@ def metrics(result):
     return {m["name"]: m for m in result["metrics"]}
 
 
-# 1. Roundtrips: SHARDED with LoRA, FULL without (both kept: the cross loads read them).
-for kind, lora, keep in (("sharded", "true", "true"), ("full", "false", "true")):
+# 1. Roundtrips: SHARDED and ADAPTER with LoRA, FULL without (all kept: later steps read them).
+for kind, lora, keep in (("sharded", "true", "true"), ("full", "false", "true"), ("adapter", "true", "true")):
     results = run(kind, "train.steps=4", f"lora.enabled={lora}", f"checkpoint.type={kind}", f"checkpoint.keep={keep}",
                   "checks.state_dict_roundtrip=true")
     if sorted(results) != ["flat", "per_param", "torch_fsdp1", "torch_fsdp2"]:
@@ -66,6 +69,8 @@ for kind, lora, keep in (("sharded", "true", "true"), ("full", "false", "true"))
               f"{m['checkpoint_bytes']['median']:.0f} bytes, load {m['checkpoint_load_time']['median']:.3f} s")
     if kind == "full":
         full = results
+    elif kind == "adapter":
+        adapter = results
     else:
         sharded = results
 
@@ -98,3 +103,23 @@ refused = run("dcp_as_model", "engine=per_param", "init=meta", f"model={dcp_dir}
 if "torch.distributed.checkpoint (DCP) directory" not in refused.stderr:
     fail(f"the refusal does not say why: {refused.stderr[-1000:]}")
 print("DCP directory as a model refused:", refused.stderr.strip().splitlines()[-1][:160])
+
+# 4. ADAPTER checkpoints in the same layout on both sides.
+import torch  # noqa: E402
+from safetensors.torch import load_file  # noqa: E402
+files = {}
+for engine in ("per_param", "torch_fsdp2"):
+    d = os.path.join(adapter[engine][1], "rep0", "checkpoint")
+    files[engine] = (load_file(os.path.join(d, "adapter_model.safetensors")),
+                     json.load(open(os.path.join(d, "adapter_config.json"))))
+ours, peer = files["per_param"][0], files["torch_fsdp2"][0]
+if sorted(ours) != sorted(peer) or not ours:
+    fail(f"adapter tensors differ by name: ours {sorted(ours)[:3]}..., the peer's {sorted(peer)[:3]}...")
+for name in ours:
+    a, b = ours[name], peer[name]
+    if a.shape != b.shape or a.dtype != b.dtype or not torch.allclose(a, b, rtol=1e-4, atol=1e-7):
+        fail(f"adapter '{name}': ours {a.dtype} {tuple(a.shape)}, the peer's {b.dtype} {tuple(b.shape)}, "
+             f"max difference {(a.float() - b.float()).abs().max().item()}")
+if files["per_param"][1] != files["torch_fsdp2"][1]:
+    fail(f"adapter_config.json differs: {files['per_param'][1]} vs {files['torch_fsdp2'][1]}")
+print(f"adapter checkpoints: {len(ours)} tensors, same names, shapes and dtypes, values within 1e-4")

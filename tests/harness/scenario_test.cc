@@ -162,13 +162,13 @@ TEST(Scenario, WarmupStepsAcceptsAutoAndNothingElseThatIsNotANumber) {
 }
 
 TEST(PeerScenario, CheckpointKindsThePeerSavesAreAcceptedOthersNamed) {
-  const std::string peer = Write("peer_checkpoint", "model: tiny\nengine: torch_fsdp2\n");
-  for (const char* kind : {"full", "sharded"}) {
+  const std::string peer = Write("peer_checkpoint", "model: tiny\nengine: torch_fsdp2\nlora:\n  enabled: true\n");
+  for (const char* kind : {"full", "sharded", "adapter"}) {
     Scenario s = LoadScenarioFile(peer, {std::string("checkpoint.type=") + kind, "checks.state_dict_roundtrip=true"});
     EXPECT_EQ(s.checkpoint.type, kind);
   }
   EXPECT_NE(ErrorOf([&] { LoadScenarioFile(peer, {"checkpoint.type=local"}); })
-                .find("checkpoint.type=local is not mapped onto the peer: the peer saves full and sharded"),
+                .find("checkpoint.type=local is not mapped onto the peer: the peer saves full, sharded"),
             std::string::npos);
   EXPECT_NE(ErrorOf([&] { LoadScenarioFile(peer, {"checkpoint.type=sharded", "checkpoint.save_step=2",
                                                   "checks.resume=true"}); })
