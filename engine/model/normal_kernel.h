@@ -33,7 +33,7 @@ NormalBlockFn NormalBlockAvx2();
 // The fastest this CPU runs.
 NormalBlockFn BestNormalBlock();
 
-// The kernel's own log u (u in [2^-54, 1)) and cos w (w in (0, 2 pi)), n a multiple of 4: for
+// The kernel's own log u (u in [2^-54, 1]) and cos w (w in (0, 2 pi]), n a multiple of 4: for
 // the test that measures their error against the C library's (tests/engine/normal_kernel_test.cc).
 using NormalPartsFn = void (*)(const double* u, const double* w, int64_t n, double* log_u, double* cos_w);
 void NormalPartsPortable(const double* u, const double* w, int64_t n, double* log_u, double* cos_w);

@@ -4,13 +4,14 @@
 //
 // Accuracy, which the exactness argument in normal_kernel.h rests on (measured against the C
 // library in tests/engine/normal_kernel_test.cc):
-//  - Log01(u), u in [2^-54, 1): u = 2^e m with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s),
+//  - Log01(u), u in [2^-54, 1]: u = 2^e m with m in [sqrt(1/2), sqrt(2)); log m = 2 atanh(s),
 //    s = (m - 1) / (m + 1), |s| <= 0.172, the series by a fitted polynomial (within 2^-50
 //    relative); m - 1 is exact, s is within 2 roundings; e ln 2 in two parts, the high one exact.
-//  - CosOf(w), w in (0, 2 pi): cos w = sin y with y = pi/2 - w (w <= pi) or w - 3pi/2, each
-//    subtraction exact (Sterbenz) and the constants' low parts added after, so y is within a
-//    rounding of the true value relative to itself when |y| >= 2^-24 (below that the element is
-//    undecided); sin y on [-pi/2, pi/2] by a fitted polynomial (within 2^-50 relative).
+//  - CosOf(w), w in (0, 2 pi]: cos w = sin y with y = pi/2 - w (w <= pi) or w - 3pi/2, each
+//    subtraction exact (Sterbenz) where y can be small (w >= pi/4; below, |y| > pi/4 and one
+//    rounding is harmless), the constants' low parts added after, so y is within a rounding of
+//    the true value relative to itself when |y| >= 2^-24 (below that the caller's check makes
+//    the element undecided); sin y on [-pi/2, pi/2] by a fitted polynomial (within 2^-50 relative).
 // Measured against the C library over 2^20 arguments and the edges: both within 2^-49.9.
 #include <cstdint>
 #if defined(__AVX2__)
@@ -21,6 +22,7 @@
 #include "engine/model/normal_kernel.h"
 
 namespace shardbench::model::SHARDBENCH_NORMAL_ISA {
+namespace {  // each build's helpers its own, whatever the linker keeps
 
 using V = double __attribute__((vector_size(32)));
 using I = int64_t __attribute__((vector_size(32)));
@@ -78,7 +80,7 @@ inline V SinHalfPi(V y) {
   return y + y * z * p;
 }
 
-// cos w for w in (0, 2 pi); `near_zero` marks |y| < 2^-24.
+// cos w for w in (0, 2 pi].
 inline V CosOf(V w) {
   const V below = (0x1.921fb54442d18p+0 - w) + 0x1.1a62633145c07p-54;  // pi/2 - w
   const V above = (w - 0x1.2d97c7f3321d2p+2) - 0x1.a79394c9e8a0ap-53;  // w - 3pi/2
@@ -92,7 +94,8 @@ int64_t NormalBlockOf(float* out, int64_t n, uint64_t key, uint64_t first, doubl
   alignas(32) double u1[kNormalBlock], w[kNormalBlock];
   // The draws one element at a time (64-bit multiplies: AVX2 has none, and emulated with 32-bit
   // ones they were slower), exactly as NormalElement computes them, so w is its very argument
-  // of cos.
+  // of cos. Keep w's product alone in its loop: in the cos pass -ffp-contract could fuse it
+  // into pi/2 - w, which moves y by up to 2^-53 absolute, far beyond the slack when y is small.
   uint64_t counter = key + (2 * first + 1) * kGolden;
   for (int64_t j = 0; j < n; ++j, counter += 2 * kGolden) {
     u1[j] = Open01(Mix(counter));
@@ -127,7 +130,7 @@ int64_t NormalBlockOf(float* out, int64_t n, uint64_t key, uint64_t first, doubl
     // The check, on d's bits: a float keeps the top 23 of d's 52 mantissa bits and rounds on
     // the 29 below, so `dist` is d's distance from the midpoint between two floats in units of
     // d's last place. The slack, (|a| + |term|) 2^-40, is under 2^(13 + e_s - e_d) of those
-    // units (e_s, e_d: the exponents of |a| + |term| and of d; e_s >= e_d).
+    // units (e_s, e_d: the exponents of |a| + |term| and of d).
     const I bits = (I)d;
     const I dist = (bits & ((1ll << 29) - 1)) - (1ll << 28);
     const I e_d = (bits >> 52) & 0x7ff;
@@ -136,8 +139,10 @@ int64_t NormalBlockOf(float* out, int64_t n, uint64_t key, uint64_t first, doubl
       near_tie = (dist < (1ll << 13)) & (dist > -(1ll << 13));
     } else {
       const I e_s = (I)(Abs(V{} + a) + Abs(term)) >> 52, shift = e_s - e_d + 13;
+      // From 2^28 units on the slack reaches half a float's gap: every element is undecided
+      // (there d is often a float itself, dist = -2^28: a + term cancelled, exactly).
       const I within = (I{} + 1) << (shift < 28 ? shift : I{} + 28);
-      near_tie = (dist < within) & (dist > -within);
+      near_tie = (shift >= 28) | ((dist < within) & (dist > -within));
     }
     // Floats where that reasoning does not hold: the top 23 bits all 0 or all 1 (a power of two
     // at hand: the gap below it is half the one above), and outside the normal floats (zero,
@@ -160,6 +165,8 @@ int64_t NormalBlockOf(float* out, int64_t n, uint64_t key, uint64_t first, doubl
   }
   return count;
 }
+
+}  // namespace
 
 // The check is cheaper with a mean of zero, the usual one.
 int64_t NormalBlock(float* out, int64_t n, uint64_t key, uint64_t first, double a, double b, int32_t* undecided) {

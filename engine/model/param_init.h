@@ -29,7 +29,8 @@ void FillInitRange(const at::Tensor& dst, const ParamInit& init, uint64_t key, i
 // the C library's log and cos).
 float NormalElement(const ParamInit& init, uint64_t key, uint64_t i);
 
-// Fills `dst` with elements [begin, begin + dst.numel()) of parameter `name` (row-major).
+// Fills `dst` with elements [begin, begin + dst.numel()) of parameter `name` (row-major): every
+// element of it (engines allocate shards uninitialised and zero only what no fill covers).
 using ParamMaterializer = std::function<void(const std::string& name, const at::Tensor& dst, int64_t begin)>;
 
 // Each module's own initialisation of each of its parameters, by fully qualified name (the

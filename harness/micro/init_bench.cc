@@ -9,6 +9,8 @@
 //   build/shardbench_init_bench [--benchmark_repetitions=5]
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -44,8 +46,8 @@ void BM_InitNormalPortable(benchmark::State& state) {
   for (auto _ : state) {
     for (int64_t lo = 0; lo < kElements; lo += model::kNormalBlock) {
       const uint64_t first = begin + static_cast<uint64_t>(lo);
-      const int64_t count = model::NormalBlockPortable(out + lo, model::kNormalBlock, 0x5eed, first, kNormal.a,
-                                                       kNormal.b, undecided);
+      const int64_t count = model::NormalBlockPortable(out + lo, std::min(model::kNormalBlock, kElements - lo), 0x5eed,
+                                                       first, kNormal.a, kNormal.b, undecided);
       for (int64_t k = 0; k < count; ++k) out[lo + undecided[k]] = model::NormalElement(kNormal, 0x5eed, first + undecided[k]);
     }
     begin += kElements;
