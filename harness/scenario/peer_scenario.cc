@@ -12,7 +12,6 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   if (s.checkpoint.type == "local") {
     refuse("checkpoint.type=local", "the peer saves full, sharded (torch.distributed.checkpoint) and adapter checkpoints");
   }
-  if (s.checks.resume) refuse("checks.resume", "the peer checks state_dict_roundtrip, not a resumed run");
   if (!s.failpoints.empty()) refuse("failpoints", "they inject faults into shardbench's own engines");
   if (s.train.warmup_auto) refuse("train.warmup_steps=auto", "the peer reads a number of warmup steps");
   if (s.profile.kernel_trace) refuse("profile.kernel_trace", "use the torch profiler on the peer side");

@@ -19,8 +19,10 @@ rank wrote, and the whole directory). checks.state_dict_roundtrip loads it into 
 and wrapped model and optimizer and compares every rank's shards of every parameter and optimizer
 state tensor bit for bit with those at the save, as shardbench's own check does.
 The adapter check compares the parameters only (the frozen base is rebuilt as it was, and an
-adapter checkpoint holds no optimizer state, as on shardbench's side). Kind `local` and
-checks.resume are refused before launch (harness/scenario/peer_scenario.cc).
+adapter checkpoint holds no optimizer state, as on shardbench's side). checks.resume trains that
+fresh model from the save to the end: every loss and, at the end, every rank's shards of every
+parameter and optimizer state tensor must equal the uninterrupted run's. Kind `local` is refused
+before launch (harness/scenario/peer_scenario.cc).
 """
 import json
 import os
@@ -209,6 +211,23 @@ def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, d
                                f"after step {save_at}: {counts[1].item():.0f} tensors compared bit for bit "
                                f"({'params' if adapter else 'params and optimizer state'}) over "
                                f"{dist.get_world_size()} ranks, {counts[0].item():.0f} differ{first}"}
+
+
+def resume_check(kind, save_at, after_load, uninterrupted, now, at_end, device):
+    """Collective. `after_load`: the losses of the model that loaded the checkpoint, trained from
+    step save_at; `uninterrupted`: the run's own losses of those steps; `now` / `at_end`:
+    local_state of each at the end."""
+    unequal = sum(a != b for a, b in zip(after_load, uninterrupted))
+    worst = max((abs(a - b) for a, b in zip(after_load, uninterrupted)), default=0.0)
+    differ = [k for k in at_end if k not in now or not _equal(at_end[k], now[k])]
+    differ += [k for k in now if k not in at_end]
+    counts = torch.tensor([len(differ)], dtype=torch.float64, device=device)
+    dist.all_reduce(counts)
+    first = f" (first on rank {dist.get_rank()}: '{differ[0]}')" if differ else ""
+    return {"name": "resume", "passed": unequal == 0 and counts[0].item() == 0,
+            "detail": f"resumed after step {save_at} from the {kind} checkpoint and trained {len(after_load)} steps: "
+                      f"{unequal} of {len(after_load)} losses differ from the uninterrupted run (largest difference "
+                      f"{worst:.3g}); final state: {counts[0].item():.0f} tensors differ{first}"}
 
 
 def _equal(a, b):

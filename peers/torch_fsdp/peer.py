@@ -176,19 +176,17 @@ def main():
     time_to_first_step = None
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)
-    for step in range(total):
-        if step == int(train["warmup_steps"]) and device.type == "cuda":
-            torch.cuda.synchronize(device)
-            torch.cuda.reset_peak_memory_stats(device)
-        t0 = time.perf_counter()
-        optimizer.zero_grad(set_to_none=True)
+
+    def train_step(m, opt, step):
+        """One training step of `m` on the step's batches; returns the global loss."""
+        opt.zero_grad(set_to_none=True)
         loss_sum = None
         for ids, labels in data.micro_batches(source, step, rank, b, accum):
             ids_t = torch.tensor(ids, dtype=torch.long, device=device)
             labels_t = torch.tensor(labels, dtype=torch.long, device=device)
             # Training keeps no KV cache (as HF's Trainer with gradient checkpointing): with one, a
             # checkpointed layer's recompute appends to it and sees other shapes than its forward.
-            logits = model(input_ids=ids_t, use_cache=False).logits
+            logits = m(input_ids=ids_t, use_cache=False).logits
             loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.size(-1)), labels_t.reshape(-1))
             (loss / accum).backward()
             loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
@@ -197,12 +195,19 @@ def main():
             dist.all_reduce(global_loss)
             global_loss /= world
         if float(train["max_grad_norm"]) > 0:
-            wrap.clip_grad_norm(scenario, model, float(train["max_grad_norm"]))
+            wrap.clip_grad_norm(scenario, m, float(train["max_grad_norm"]))
         factor = lr_factor(train, step)
-        for g, lr in zip(optimizer.param_groups, base_lrs):
+        for g, lr in zip(opt.param_groups, base_lrs):
             g["lr"] = lr * factor
-        optimizer.step()
-        loss_value = global_loss.item()  # waits for the step's device work, as shardbench's trainer does
+        opt.step()
+        return global_loss.item()  # waits for the step's device work, as shardbench's trainer does
+
+    for step in range(total):
+        if step == int(train["warmup_steps"]) and device.type == "cuda":
+            torch.cuda.synchronize(device)
+            torch.cuda.reset_peak_memory_stats(device)
+        t0 = time.perf_counter()
+        loss_value = train_step(model, optimizer, step)
         step_s.append(time.perf_counter() - t0)
         losses.append(loss_value)
         if time_to_first_step is None:
@@ -219,13 +224,23 @@ def main():
     device_peaks = (torch.cuda.max_memory_allocated(device), torch.cuda.max_memory_reserved(device)) \
         if device.type == "cuda" else (None, None)
 
-    # 3b. The roundtrip check: a fresh model and optimizer load the checkpoint (checkpoints.py).
-    checkpoint_load_s, roundtrip = None, None
-    if at_save is not None:
+    # 3b. The checkpoint checks (checkpoints.py): a fresh model and optimizer load it, compared
+    # with the state at the save (state_dict_roundtrip), then train the remaining steps, compared
+    # with the uninterrupted run's losses and final state (resume).
+    checkpoint_load_s, roundtrip, resumed = None, None, None
+    at_end = checkpoints.local_state(model, optimizer) if scenario["checks"]["resume"] else None
+    if at_save is not None or at_end is not None:
         with results.keeping_warnings():
             fresh, fresh_optimizer = build_and_wrap()
-            checkpoint_load_s, roundtrip = checkpoints.roundtrip_check(kind, at_save, fresh, fresh_optimizer,
-                                                                       checkpoint_dir, save_at, device)
+            if at_save is not None:
+                checkpoint_load_s, roundtrip = checkpoints.roundtrip_check(kind, at_save, fresh, fresh_optimizer,
+                                                                           checkpoint_dir, save_at, device)
+            else:
+                checkpoint_load_s = checkpoints.load(kind, fresh, fresh_optimizer, checkpoint_dir)
+            if at_end is not None:
+                after_load = [train_step(fresh, fresh_optimizer, step) for step in range(save_at, total)]
+                resumed = checkpoints.resume_check(kind, save_at, after_load, losses[save_at:],
+                                                   checkpoints.local_state(fresh, fresh_optimizer), at_end, device)
     if kind != "none" and not scenario["checkpoint"]["keep"]:
         dist.barrier()
         if rank == 0:
@@ -246,7 +261,7 @@ def main():
     status = "ok"
     if rank == 0:
         status = results.write_result(args, scenario, started_at, records, losses, params_total, params_trainable,
-                                      [c for c in (learned, roundtrip) if c])
+                                      [c for c in (learned, roundtrip, resumed) if c])
     dist.barrier()
     return exit_now(0 if status == "ok" else 1)
 

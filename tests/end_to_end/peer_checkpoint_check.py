@@ -3,7 +3,9 @@
 2 Gloo ranks:
   - SHARDED (torch.distributed.checkpoint on the peers) with LoRA and FULL (full_state_dict
     gathered to rank 0) without: on all four engines the state_dict_roundtrip check passes and
-    checkpoint_save_time, checkpoint_bytes and checkpoint_load_time are reported;
+    checkpoint_save_time, checkpoint_bytes and checkpoint_load_time are reported; SHARDED saved
+    after step 3 of 6 also passes the resume check (the loaded model trains on to the same losses
+    and final state as the uninterrupted run);
   - cross loads of FULL checkpoints, which are Hugging Face directories on both sides: ours starts
     from the one torch_fsdp2 saved, torch_fsdp2 from the one per_param saved (init=meta, model=DIR);
     starting from the same trained weights, the first losses agree within 1e-5 relative;
@@ -53,14 +55,20 @@ def metrics(result):
 
 # 1. Roundtrips: SHARDED and ADAPTER with LoRA, FULL without (all kept: later steps read them).
 for kind, lora, keep in (("sharded", "true", "true"), ("full", "false", "true"), ("adapter", "true", "true")):
+    resume = ("checkpoint.save_step=3", "checks.resume=true") if kind == "sharded" else ()
     results = run(kind, "train.steps=4", f"lora.enabled={lora}", f"checkpoint.type={kind}", f"checkpoint.keep={keep}",
-                  "checks.state_dict_roundtrip=true")
+                  "checks.state_dict_roundtrip=true", *resume)
     if sorted(results) != ["flat", "per_param", "torch_fsdp1", "torch_fsdp2"]:
         fail(f"{kind}: instances {sorted(results)}")
     for engine, (r, _) in results.items():
         check = next((c for c in r["checks"] if c["name"] == "state_dict_roundtrip"), None)
         if not check or not check["passed"] or " 0 differ" not in check["detail"]:
             fail(f"{kind} {engine}: state_dict_roundtrip {check}")
+        if resume:
+            resumed = next((c for c in r["checks"] if c["name"] == "resume"), None)
+            if not resumed or not resumed["passed"] or "0 of 3 losses differ" not in resumed["detail"]:
+                fail(f"{kind} {engine}: resume {resumed}")
+            print(f"{kind:7s} {engine:11s} resume: {resumed['detail'][:110]}...")
         m = metrics(r)
         for name in ("checkpoint_save_time", "checkpoint_bytes", "checkpoint_load_time"):
             if name not in m or not m[name]["median"] or m[name]["median"] <= 0:
