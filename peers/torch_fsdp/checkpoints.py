@@ -9,10 +9,11 @@
            (`state.<name>.exp_avg`, `.exp_avg_sq`, `.step`); loaded back with
            set_model_state_dict / set_optimizer_state_dict(broadcast_from_rank0=True)
   adapter  the LoRA weights only (get_model_state_dict with full_state_dict=True and
-           ignore_frozen_params=True), written by rank 0 in PEFT's layout as shardbench's adapter
-           checkpoints are: adapter_model.safetensors (`base_model.model.<module>.lora_A.weight`)
-           and the adapter_config.json the peer built its LoRA from; every rank reads the small
-           file back and set_model_state_dict(full_state_dict=True, strict=False) takes its part
+           ignore_frozen_params=True: FSDP2 gathers only those, FSDP1 the whole model first),
+           written by rank 0 in PEFT's layout as shardbench's adapter checkpoints are:
+           adapter_model.safetensors (`base_model.model.<module>.lora_A.weight`) and the
+           adapter_config.json the peer built its LoRA from; every rank reads the small file back
+           into the model's full state dict and set_model_state_dict takes its part
 
 Saved after checkpoint.save_step steps (0: after the last), timed, its bytes counted (what each
 rank wrote, and the whole directory). checks.state_dict_roundtrip loads it into a freshly built
@@ -97,13 +98,15 @@ def save(kind, model, optimizer, directory, model_dir, adapter_dir):
     elif kind == "adapter":
         from safetensors.torch import save_file
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
-        only_trained = StateDictOptions(full_state_dict=True, ignore_frozen_params=True,
-                                        cpu_offload=next(model.parameters()).is_cuda)
+        # Without cpu_offload: with it FSDP1's full state dict is rank 0's alone, and dropping the
+        # frozen keys on the other ranks raises (torch 2.11 state_dict.py pops keys they lack).
+        # FSDP1 gathers the whole model before dropping them, FSDP2 only the trained weights.
+        only_trained = StateDictOptions(full_state_dict=True, ignore_frozen_params=True)
         msd = get_model_state_dict(model, options=only_trained)
         mine = []
         if rank == 0:
             os.makedirs(directory)
-            save_file({adapter_file_name(k): v.contiguous() for k, v in msd.items() if is_adapter(k)},
+            save_file({adapter_file_name(k): v.detach().cpu().contiguous() for k, v in msd.items() if is_adapter(k)},
                       os.path.join(directory, "adapter_model.safetensors"), metadata={"format": "pt"})
             shutil.copy(os.path.join(adapter_dir, "adapter_config.json"), os.path.join(directory, "adapter_config.json"))
             mine = [os.path.join(directory, f) for f in ("adapter_model.safetensors", "adapter_config.json")]
@@ -143,8 +146,8 @@ def save(kind, model, optimizer, directory, model_dir, adapter_dir):
 
 def load(kind, model, optimizer, directory):
     """Collective: the checkpoint into `model` and `optimizer`. Returns the seconds it took."""
-    from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_state_dict, set_model_state_dict,
-                                                         set_optimizer_state_dict)
+    from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_state_dict,
+                                                         set_model_state_dict, set_optimizer_state_dict)
     t0 = time.perf_counter()
     if kind == "sharded":
         import torch.distributed.checkpoint as dcp
@@ -155,9 +158,16 @@ def load(kind, model, optimizer, directory):
         set_optimizer_state_dict(model, optimizer, state["optim"])
     elif kind == "adapter":
         from safetensors.torch import load_file
+        # A complete full state dict, the adapters replaced: given only the adapters,
+        # set_model_state_dict fills the other keys with the model's own parameters, which on
+        # FSDP1 without use_orig_params are flat and do not fit.
+        full = StateDictOptions(full_state_dict=True)
         adapters = load_file(os.path.join(directory, "adapter_model.safetensors"))
-        msd = {k: adapters[adapter_file_name(k)] for k in model_keys(model) if is_adapter(k)}
-        set_model_state_dict(model, msd, options=StateDictOptions(full_state_dict=True, strict=False))
+        msd = get_model_state_dict(model, options=full)
+        for k in msd:
+            if is_adapter(k):
+                msd[k] = adapters[adapter_file_name(k)]
+        set_model_state_dict(model, msd, options=full)
     else:
         from safetensors.torch import load_file
         names = {k: meta_init.file_name(k) for k in model_keys(model)}
@@ -188,14 +198,15 @@ def model_keys(model):
 
 def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, device):
     """Collective. The checkpoint loaded into a freshly built model and optimizer, its parameters
-    zeroed first so that nothing matches by accident; every rank's shards of every parameter and
-    optimizer state tensor must equal `at_save` (local_state at the save) bit for bit.
+    (for an adapter checkpoint the adapters only) zeroed first so that nothing matches by
+    accident; every rank's shards of every parameter and optimizer state tensor must equal
+    `at_save` (local_state at the save) bit for bit.
     Returns (load seconds, the check)."""
     adapter = kind == "adapter"
     with torch.no_grad():
-        for name, p in fresh.named_parameters():
-            if not adapter or is_adapter(name):
-                p.zero_()
+        for p in fresh.parameters():
+            if not adapter or p.requires_grad:  # with LoRA only the adapters train (and FSDP1
+                p.zero_()                       # without use_orig_params names them by unit)
     seconds = load(kind, fresh, fresh_optimizer, directory)
     now = local_state(fresh, fresh_optimizer)
     if adapter:  # no optimizer state in an adapter checkpoint

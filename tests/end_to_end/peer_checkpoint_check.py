@@ -10,9 +10,10 @@
     from the one torch_fsdp2 saved, torch_fsdp2 from the one per_param saved (init=meta, model=DIR);
     starting from the same trained weights, the first losses agree within 1e-5 relative;
   - a SHARDED checkpoint of DCP given as a model is refused naming why (exit 2);
-  - ADAPTER checkpoints (PEFT's layout) with LoRA: the roundtrip on all four engines, and the
-    files torch_fsdp2 and per_param wrote hold the same tensors by name, shape and dtype, values
-    within 1e-4 (the same training on both sides), with the same adapter_config.json.
+  - ADAPTER checkpoints (PEFT's layout) with LoRA: the roundtrip on all four engines and on
+    FSDP1 without use_orig_params, and the files torch_fsdp2 and per_param wrote hold the same
+    tensors by name, shape and dtype, values within 1e-4 (the same training on both sides), with
+    the same adapter_config.json.
 
     tests/end_to_end/peer_checkpoint_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR
 """
@@ -112,7 +113,15 @@ if "torch.distributed.checkpoint (DCP) directory" not in refused.stderr:
     fail(f"the refusal does not say why: {refused.stderr[-1000:]}")
 print("DCP directory as a model refused:", refused.stderr.strip().splitlines()[-1][:160])
 
-# 4. ADAPTER checkpoints in the same layout on both sides.
+# 4. ADAPTER checkpoints in the same layout on both sides, and on FSDP1 without use_orig_params
+# (flat parameters, the adapters in their own units).
+flat = run("adapter_flat_params", "engine=torch_fsdp1", "sharding.use_orig_params=false",
+           "sharding.wrap_policy=lora_separate", "train.steps=4", "lora.enabled=true", "checkpoint.type=adapter",
+           "checks.state_dict_roundtrip=true")["torch_fsdp1"][0]
+check = next((c for c in flat["checks"] if c["name"] == "state_dict_roundtrip"), None)
+if not check or not check["passed"]:
+    fail(f"adapter, torch_fsdp1 without use_orig_params: state_dict_roundtrip {check}")
+print(f"adapter torch_fsdp1 use_orig_params=false roundtrip: {check['detail'][:100]}...")
 import torch  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 files = {}
