@@ -71,15 +71,6 @@ def _bytes_of(paths):
     return sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
 
 
-def is_adapter(key):
-    return ".lora_A." in key or ".lora_B." in key
-
-
-def adapter_file_name(key):
-    """PEFT's saved name of a LoRA weight (get_peft_model_state_dict: the adapter name dropped)."""
-    return "base_model.model." + meta_init.file_name(key)
-
-
 def save(kind, model, optimizer, directory, model_dir, adapter_dir):
     """Collective. Returns (seconds, bytes this rank wrote, bytes of the whole checkpoint)."""
     rank = dist.get_rank()
@@ -106,7 +97,8 @@ def save(kind, model, optimizer, directory, model_dir, adapter_dir):
         mine = []
         if rank == 0:
             os.makedirs(directory)
-            save_file({adapter_file_name(k): v.detach().cpu().contiguous() for k, v in msd.items() if is_adapter(k)},
+            save_file({meta_init.adapter_file_name(k): v.detach().cpu().contiguous() for k, v in msd.items()
+                       if meta_init.is_adapter(k)},
                       os.path.join(directory, "adapter_model.safetensors"), metadata={"format": "pt"})
             shutil.copy(os.path.join(adapter_dir, "adapter_config.json"), os.path.join(directory, "adapter_config.json"))
             mine = [os.path.join(directory, f) for f in ("adapter_model.safetensors", "adapter_config.json")]
@@ -162,11 +154,14 @@ def load(kind, model, optimizer, directory):
         # set_model_state_dict fills the other keys with the model's own parameters, which on
         # FSDP1 without use_orig_params are flat and do not fit.
         full = StateDictOptions(full_state_dict=True)
-        adapters = load_file(os.path.join(directory, "adapter_model.safetensors"))
+        path = os.path.join(directory, "adapter_model.safetensors")
+        adapters = load_file(path)
         msd = get_model_state_dict(model, options=full)
         for k in msd:
-            if is_adapter(k):
-                msd[k] = adapters[adapter_file_name(k)]
+            if meta_init.is_adapter(k):
+                if meta_init.adapter_file_name(k) not in adapters:  # this run wrote it: our bug, not input
+                    raise RuntimeError(f"{path}: no tensor '{meta_init.adapter_file_name(k)}' for '{k}'")
+                msd[k] = adapters[meta_init.adapter_file_name(k)]
         set_model_state_dict(model, msd, options=full)
     else:
         from safetensors.torch import load_file
@@ -212,16 +207,12 @@ def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, d
     if adapter:  # no optimizer state in an adapter checkpoint
         at_save = {k: v for k, v in at_save.items() if k.startswith("model.")}
         now = {k: v for k, v in now.items() if k.startswith("model.")}
-    differ = [k for k in at_save if k not in now or not _equal(at_save[k], now[k])]
-    differ += [k for k in now if k not in at_save]
-    counts = torch.tensor([len(differ), len(at_save)], dtype=torch.float64, device=device)
-    dist.all_reduce(counts)
-    first = f" (first on rank {dist.get_rank()}: '{differ[0]}')" if differ else ""
-    return seconds, {"name": "state_dict_roundtrip", "passed": counts[0].item() == 0,
+    differ, compared, first = _compare_over_ranks(at_save, now, device)
+    return seconds, {"name": "state_dict_roundtrip", "passed": differ == 0,
                      "detail": f"{kind} checkpoint ({'PEFT layout' if adapter else 'torch.distributed.checkpoint'}) saved "
-                               f"after step {save_at}: {counts[1].item():.0f} tensors compared bit for bit "
+                               f"after step {save_at}: {compared:.0f} tensors compared bit for bit "
                                f"({'params' if adapter else 'params and optimizer state'}) over "
-                               f"{dist.get_world_size()} ranks, {counts[0].item():.0f} differ{first}"}
+                               f"{dist.get_world_size()} ranks, {differ:.0f} differ{first}"}
 
 
 def resume_check(kind, save_at, after_load, uninterrupted, now, at_end, device):
@@ -230,15 +221,22 @@ def resume_check(kind, save_at, after_load, uninterrupted, now, at_end, device):
     local_state of each at the end."""
     unequal = sum(a != b for a, b in zip(after_load, uninterrupted))
     worst = max((abs(a - b) for a, b in zip(after_load, uninterrupted)), default=0.0)
-    differ = [k for k in at_end if k not in now or not _equal(at_end[k], now[k])]
-    differ += [k for k in now if k not in at_end]
-    counts = torch.tensor([len(differ)], dtype=torch.float64, device=device)
-    dist.all_reduce(counts)
-    first = f" (first on rank {dist.get_rank()}: '{differ[0]}')" if differ else ""
-    return {"name": "resume", "passed": unequal == 0 and counts[0].item() == 0,
+    differ, _, first = _compare_over_ranks(at_end, now, device)
+    return {"name": "resume", "passed": unequal == 0 and differ == 0,
             "detail": f"resumed after step {save_at} from the {kind} checkpoint and trained {len(after_load)} steps: "
                       f"{unequal} of {len(after_load)} losses differ from the uninterrupted run (largest difference "
-                      f"{worst:.3g}); final state: {counts[0].item():.0f} tensors differ{first}"}
+                      f"{worst:.3g}); final state: {differ:.0f} tensors differ{first}"}
+
+
+def _compare_over_ranks(want, got, device):
+    """Collective. Two local_state dicts compared bit for bit on every rank: (tensors that differ
+    or are missing on either side, tensors compared, over all ranks; the first on this rank)."""
+    differ = [k for k in want if k not in got or not _equal(want[k], got[k])]
+    differ += [k for k in got if k not in want]
+    counts = torch.tensor([len(differ), len(want)], dtype=torch.float64, device=device)
+    dist.all_reduce(counts)
+    first = f" (first on rank {dist.get_rank()}: '{differ[0]}')" if differ else ""
+    return counts[0].item(), counts[1].item(), first
 
 
 def _equal(a, b):

@@ -46,15 +46,21 @@ def file_name(key):
     return key.removeprefix("base_model.model.").replace(".base_layer.", ".").replace(".default.", ".")
 
 
+def is_adapter(key):
+    return ".lora_A." in key or ".lora_B." in key
+
+
+def adapter_file_name(key):
+    """A LoRA weight's name in an adapter file: peft's saved name (get_peft_model_state_dict, the
+    adapter name dropped), `base_model.model.` + the module path."""
+    return "base_model.model." + file_name(key)
+
+
 def checkpoint_keys(model):
     """Each of the model's state-dict keys (unwrapped, as set_model_state_dict names them) and the
     key it has in the files init=meta reads: the base model's transformers name, or the adapter
-    file's (peft's saved name: `base_model.model.` + the module path)."""
-    keys = {}
-    for key in model.state_dict():
-        lora = ".lora_A." in key or ".lora_B." in key
-        keys[key] = "base_model.model." + file_name(key) if lora else file_name(key)
-    return keys
+    file's."""
+    return {key: adapter_file_name(key) if is_adapter(key) else file_name(key) for key in model.state_dict()}
 
 
 def _files(init_dir, model_dir, lora):
