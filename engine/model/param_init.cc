@@ -25,12 +25,7 @@ float NormalElement(const ParamInit& init, uint64_t key, uint64_t i) {
   return static_cast<float>(init.a + init.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2));
 }
 
-namespace {
-
-// Normal elements [begin, begin + n) into out: the vectorised kernel a block at a time, and the
-// few elements it cannot decide (engine/model/normal_kernel.h) by the scalar definition.
-void FillNormal(float* out, const ParamInit& init, uint64_t key, int64_t begin, int64_t n) {
-  const NormalBlockFn block = BestNormalBlock();
+void FillNormal(NormalBlockFn block, float* out, const ParamInit& init, uint64_t key, int64_t begin, int64_t n) {
   int32_t undecided[kNormalBlock];
   for (int64_t lo = 0; lo < n; lo += kNormalBlock) {
     const int64_t m = std::min(kNormalBlock, n - lo);
@@ -39,8 +34,6 @@ void FillNormal(float* out, const ParamInit& init, uint64_t key, int64_t begin, 
     for (int64_t k = 0; k < count; ++k) out[lo + undecided[k]] = NormalElement(init, key, first + undecided[k]);
   }
 }
-
-}  // namespace
 
 void FillInitRange(const at::Tensor& dst, const ParamInit& init, uint64_t key, int64_t begin) {
   c10::NoGradGuard no_grad;
@@ -56,7 +49,7 @@ void FillInitRange(const at::Tensor& dst, const ParamInit& init, uint64_t key, i
   float* out = values.data_ptr<float>();
   at::parallel_for(0, n, 1 << 16, [&](int64_t lo, int64_t hi) {
     if (init.kind == ParamInit::Kind::kNormal) {
-      FillNormal(out + lo, init, key, begin + lo, hi - lo);
+      FillNormal(BestNormalBlock(), out + lo, init, key, begin + lo, hi - lo);
       return;
     }
     for (int64_t j = lo; j < hi; ++j) {

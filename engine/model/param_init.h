@@ -12,6 +12,8 @@
 #include <map>
 #include <string>
 
+#include "engine/model/normal_kernel.h"
+
 namespace shardbench::model {
 
 class Module;
@@ -25,6 +27,10 @@ struct ParamInit {
 // parameter whose key is `key` (SeedFor(seed, name)). Normals are computed four at a time
 // (engine/model/normal_kernel.h), equal bit for bit to NormalElement.
 void FillInitRange(const at::Tensor& dst, const ParamInit& init, uint64_t key, int64_t begin);
+// Normal elements [begin, begin + n) into out with `block` (engine/model/normal_kernel.h) a block
+// at a time, the few elements it cannot decide by NormalElement. FillInitRange uses the fastest
+// build; the benchmark names one.
+void FillNormal(NormalBlockFn block, float* out, const ParamInit& init, uint64_t key, int64_t begin, int64_t n);
 // Element i of a normal parameter, the scalar definition (Box-Muller over two splitmix64 draws,
 // the C library's log and cos).
 float NormalElement(const ParamInit& init, uint64_t key, uint64_t i);

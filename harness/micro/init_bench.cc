@@ -9,8 +9,6 @@
 //   build/shardbench_init_bench [--benchmark_repetitions=5]
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -40,18 +38,11 @@ BENCHMARK(BM_InitNormal)->Unit(benchmark::kMillisecond);
 // run; its few undecided elements by the scalar definition, as FillInitRange does.
 void BM_InitNormalPortable(benchmark::State& state) {
   at::Tensor t = at::empty({kElements});
-  float* out = t.data_ptr<float>();
-  int32_t undecided[model::kNormalBlock];
-  uint64_t begin = 0;
+  int64_t begin = 0;
   for (auto _ : state) {
-    for (int64_t lo = 0; lo < kElements; lo += model::kNormalBlock) {
-      const uint64_t first = begin + static_cast<uint64_t>(lo);
-      const int64_t count = model::NormalBlockPortable(out + lo, std::min(model::kNormalBlock, kElements - lo), 0x5eed,
-                                                       first, kNormal.a, kNormal.b, undecided);
-      for (int64_t k = 0; k < count; ++k) out[lo + undecided[k]] = model::NormalElement(kNormal, 0x5eed, first + undecided[k]);
-    }
+    model::FillNormal(model::NormalBlockPortable, t.data_ptr<float>(), kNormal, 0x5eed, begin, kElements);
     begin += kElements;
-    benchmark::DoNotOptimize(out);
+    benchmark::DoNotOptimize(t.data_ptr<float>());
   }
   state.SetItemsProcessed(state.iterations() * kElements);
 }
