@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string>
 
+#include "reporters/peer_warnings.h"
 #include "reporters/results_reader.h"
 
 namespace shardbench::cli {
@@ -43,6 +45,22 @@ void PrintSteadyState(const StoredResult& r) {
   }
 }
 
+// "0.31 MiB", or "not measured" where the engine did not measure the metric (a peer's figures
+// PyTorch does not expose): a figure nobody measured is never printed as 0.
+std::string MiB(const StoredResult& r, const std::string& name) {
+  const StoredMetric* m = r.metric(name);
+  if (!m || !m->median) return r.not_measured_metric(name) ? "not measured" : "n/a";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f MiB", *m->median / 1048576.0);
+  return text;
+}
+
+// The peer's own warnings: PyTorch's gradient-memory warning is often the first sign of the
+// regression the run measures.
+void PrintPeerWarnings(const StoredResult& r) {
+  for (const auto& w : FoldPeerWarnings(r.peer_warnings)) std::printf("  peer warned     %s\n", w.c_str());
+}
+
 }  // namespace
 
 std::function<void(const StepProgress&)> ProgressPrinter(bool terminal) {
@@ -56,7 +74,6 @@ std::function<void(const StepProgress&)> ProgressPrinter(bool terminal) {
 
 void PrintSummary(const nlohmann::json& result, const std::string& path) {
   const StoredResult r = ReadResult(result, path);
-  const double mib = 1048576.0;
   std::printf("  status          %s%s\n", r.status.c_str(), r.message.empty() ? "" : (" (" + r.message + ")").c_str());
   const double nan = std::nan("");  // a run that recorded no loss
   std::printf("  loss            %.4f -> %.4f over %zu steps\n", r.loss.empty() ? nan : r.loss.front(),
@@ -68,9 +85,15 @@ void PrintSummary(const nlohmann::json& result, const std::string& path) {
   PrintStragglers(r);
   PrintSteadyState(r);
   std::printf("  params          %.0f total, %.0f trainable\n", Median(r, "params_total"), Median(r, "params_trainable"));
-  std::printf("  memory/rank     params %.2f MiB (unsharded peak %.2f), grads %.2f MiB, optimizer %.2f MiB, RSS %.0f MiB\n",
-              Median(r, "param_bytes") / mib, Median(r, "params_unsharded_peak_bytes") / mib, Median(r, "grad_bytes") / mib,
-              Median(r, "optim_state_bytes") / mib, Median(r, "host_rss_peak") / mib);
+  std::printf("  memory/rank     params %s (unsharded peak %s), grads %s, optimizer %s, RSS %s\n",
+              MiB(r, "param_bytes").c_str(), MiB(r, "params_unsharded_peak_bytes").c_str(), MiB(r, "grad_bytes").c_str(),
+              MiB(r, "optim_state_bytes").c_str(), MiB(r, "host_rss_peak").c_str());
+  if (!r.not_measured.empty()) {
+    std::string names;
+    for (const auto& n : r.not_measured) names += (names.empty() ? "" : ", ") + n.name;
+    std::printf("  not measured    %s (why: in the result's not_measured)\n", names.c_str());
+  }
+  PrintPeerWarnings(r);
   for (const auto& c : r.checks) {
     std::printf("  check %-9s %s  %s\n", c.name.c_str(), c.passed ? "PASS" : "FAIL", c.detail.c_str());
   }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <optional>
 #include <filesystem>
 
 #include "engine/common/error.h"
@@ -52,30 +53,34 @@ memory::CommPrediction PlanScenarioComm(const Scenario& s) {
 }
 
 nlohmann::json PredictedVsMeasured(const memory::MemoryPrediction& p, const nlohmann::json& m) {
-  auto row = [](int64_t predicted, int64_t measured, const char* measured_as) {
-    nlohmann::json r = {{"predicted", predicted}, {"measured", measured}, {"measured_as", measured_as}};
-    r["ratio"] = measured > 0 ? nlohmann::json(static_cast<double>(predicted) / static_cast<double>(measured))
-                              : nlohmann::json(nullptr);
+  // measured: null where the engine did not measure the figure (a peer's), never 0.
+  auto row = [](int64_t predicted, std::optional<int64_t> measured, const char* measured_as) {
+    nlohmann::json r = {{"predicted", predicted}, {"measured", measured ? nlohmann::json(*measured) : nlohmann::json(nullptr)},
+                        {"measured_as", measured_as}};
+    r["ratio"] = measured && *measured > 0 ? nlohmann::json(static_cast<double>(predicted) / static_cast<double>(*measured))
+                                           : nlohmann::json(nullptr);
     return r;
+  };
+  auto in = [&](const char* map, const char* name) -> std::optional<int64_t> {
+    if (!m.contains(map) || !m[map].contains(name)) return std::nullopt;
+    return m[map][name].get<int64_t>();
   };
   using memory::Category;
   // The same category, predicted and measured, under its one name.
-  auto held = [&](Category c) {
-    const char* name = memory::CategoryName(c);
-    return row(p.bytes.held[c], m["held"].value(name, int64_t{0}), "engine tensors");
-  };
+  auto held = [&](Category c) { return row(p.bytes.held[c], in("held", memory::CategoryName(c)), "engine tensors"); };
   auto peak = [&](Category c, const char* measured_as) {
-    const char* name = memory::CategoryName(c);
-    return row(p.bytes.peak[c], m["peak_by_category"].value(name, int64_t{0}), measured_as);
+    return row(p.bytes.peak[c], in("peak_by_category", memory::CategoryName(c)), measured_as);
   };
+  const std::optional<int64_t> total =
+      m.contains("peak_allocated") && !m["peak_allocated"].is_null() ? std::optional<int64_t>(m["peak_allocated"].get<int64_t>())
+                                                                      : std::nullopt;
   return {{"rank", 0},
           {"params_sharded", held(Category::kParamsSharded)},
           {"params_unsharded_peak", peak(Category::kParamsUnsharded, "allocator peak (params_unsharded)")},
           {"grads", held(Category::kGrads)},
           {"optim_state", held(Category::kOptimState)},
           {"activations", peak(Category::kActivations, "allocator peak (activations), estimate")},
-          {"total", row(p.total(), m["peak_allocated"].is_null() ? 0 : m["peak_allocated"].get<int64_t>(),
-                        "allocator peak (all categories)")}};
+          {"total", row(p.total(), total, "allocator peak (all categories)")}};
 }
 
 void CheckFitsThisMachine(const Scenario& s, int ranks_here) {

@@ -359,7 +359,8 @@ constexpr MetricRow kTable[] = {
     {"checkpoint_bytes_read", "exact", "bytes", "lower", W::kAlways, &R::checkpoint_bytes_read, nullptr,
      "bytes read from the model's checkpoint at init"},
     {"host_rss_peak", "sampled", "bytes", "lower", W::kAlways, &R::rss_peak_bytes, nullptr,
-     "the process's VmHWM at the end of training"},
+     "the process's VmHWM at the end of training, restarted when warmup ended (Linux: clear_refs 5): training's "
+     "host peak, init's excluded (RSS still held then included)"},
     {"init_host_rss_peak", "sampled", "bytes", "lower", W::kAlways, &R::init_rss_peak_bytes, nullptr,
      "the process's VmHWM when init ended (the runtime's own baseline included): init's host peak, "
      "as a Python peer measures it too"},

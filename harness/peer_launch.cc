@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -14,8 +16,16 @@
 #include "engine/common/error.h"
 #include "reporters/provenance.h"
 #include "harness/model_source.h"
+#include "engine/profile/matmul_peak.h"
+#include "engine/profile/model_flops.h"
+#include "harness/peer_records.h"
 #include "harness/reference_parity.h"
+#include "harness/repetition_launch.h"
+#include "harness/run_assembly.h"
+#include "harness/scenario/scenario_model.h"
+#include "harness/scenario/scenario_parser.h"
 #include "harness/suite.h"
+#include "reporters/results_reader.h"
 
 namespace shardbench {
 namespace fs = std::filesystem;
@@ -34,6 +44,7 @@ std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::str
   const std::string python = PeerPython(s), script = ProjectDir() + "/peers/torch_fsdp/peer.py";
   std::error_code ignored;
   fs::remove(rep_dir + "/result.json", ignored);  // a reused directory's old result is not this run's
+  fs::remove(rep_dir + "/records.json", ignored);
   if (!fs::exists(python)) {
     throw InputError(std::string("engine=") + EngineName(s.engine) + ": peer Python '" + python + "' does not exist (peer.python '" + s.peer.python +
                      "': a name like torch-2.10.0 needs scripts/setup-peer-env.sh 2.10.0; empty or 'project' needs "
@@ -46,35 +57,67 @@ std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::str
   BuiltModel built = BuildScenarioModel(whole, s.train.seed, at::Device(at::kCPU));
   checkpoint::ExportHfModel(*built.model, rep_dir + "/init");
   WriteFileAtomically(rep_dir + "/provenance.json", CollectProvenance(s.world_size, BackendName(s.backend)).dump(2) + "\n");
-  const nlohmann::json header = {{"name", s.name}, {"source", s.source}, {"overrides", s.overrides},
-                                 {"matrix", nlohmann::json::object()}};
-  WriteFileAtomically(rep_dir + "/scenario_header.json", header.dump(2) + "\n");
-  return {python, script, resolved_yaml, "--out", rep_dir, "--init", rep_dir + "/init", "--provenance",
-          rep_dir + "/provenance.json"};
+  return {python, script, resolved_yaml, "--out", rep_dir, "--init", rep_dir + "/init"};
 }
+
+namespace {
+
+// The peer's own checks with loss parity where ours report it: after `learning`.
+std::vector<Check> WithParity(std::vector<Check> peer_checks, const std::optional<Check>& parity) {
+  if (!parity) return peer_checks;
+  auto at = peer_checks.begin();
+  while (at != peer_checks.end() && at->name == "learning") ++at;
+  peer_checks.insert(at, *parity);
+  return peer_checks;
+}
+
+// Our build's provenance with the versions the peer actually imported (its torch, not ours).
+nlohmann::json PeerProvenance(const std::string& rep_dir, const nlohmann::json& versions) {
+  nlohmann::json p = ReadJsonFile(rep_dir + "/provenance.json");
+  for (const auto& [key, value] : versions.items()) p[key] = value;
+  return p;
+}
+
+}  // namespace
 
 int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit_code) {
   std::error_code ignored;
   fs::remove_all(rep_dir + "/init", ignored);  // a copy of the model: not a result
-  const std::string path = rep_dir + "/result.json";
-  if (!fs::is_regular_file(path)) return exit_code;
-  nlohmann::json r;
-  {
-    std::ifstream in(path);
-    r = nlohmann::json::parse(in);
+  const std::string records_file = rep_dir + "/records.json";
+  if (!fs::is_regular_file(records_file)) return exit_code;
+  const PeerRun peer = ReadPeerRecords(ReadJsonFile(records_file), records_file);
+  RunResult r;
+  if (peer.refusal) {  // PyTorch refused the combination: a finding, with its own words
+    r.run_id = s.name + "-" + Timestamp() + "-" + std::to_string(::getpid());
+    r.started_at = peer.started_at;
+    r.provenance = PeerProvenance(rep_dir, peer.versions);
+    r.scenario = {{"name", s.name}, {"source", s.source}, {"config", YamlToJson(ScenarioToYaml(s))},
+                  {"overrides", s.overrides}, {"matrix", nlohmann::json::object()}};
+    r.status = "failed";
+    r.message = "check 'peer_accepts_scenario' failed: " + *peer.refusal;
+    r.checks = {{"peer_accepts_scenario", false, *peer.refusal}};
+    r.peer_warnings = peer.warnings;
+  } else {
+    std::optional<Check> parity;
+    if (LossParityApplies(s)) parity = LossParityCheck(s, peer.ranks[0].loss);
+    RunFrame frame;
+    frame.run_id = s.name + "-" + Timestamp() + "-" + std::to_string(::getpid());
+    frame.started_at = peer.started_at;
+    frame.provenance = PeerProvenance(rep_dir, peer.versions);
+    frame.facts.params_total = peer.params_total;
+    frame.facts.params_trainable = peer.params_trainable;
+    frame.facts.flops_per_token =
+        static_cast<double>(profile::ModelFlopsPerToken(ScenarioModelConfig(s), s.lora, s.train.seq_len).per_token());
+    frame.facts.matmul_peak = peer.matmul_peak;
+    if (peer.gpu_name) frame.facts.datasheet_peak = profile::DatasheetBf16Peak(*peer.gpu_name);
+    frame.trainable_bytes = peer.trainable_bytes;
+    frame.checks = WithParity(peer.checks, parity);
+    frame.not_measured = peer.not_measured;
+    frame.peer_warnings = peer.warnings;
+    r = AssembleRunResult(s, peer.ranks, std::move(frame));
   }
-  std::vector<double> loss;  // null (a non-finite loss) reads as NaN, which fails parity
-  for (const auto& v : r.value("loss", nlohmann::json::array())) loss.push_back(v.is_number() ? v.get<double>() : std::nan(""));
-  if (loss.empty() || !LossParityApplies(s)) return exit_code;  // refused: nothing trained
-  const Check c = LossParityCheck(s, loss);
-  r["checks"].push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
-  if (!c.passed) {
-    r["status"] = "failed";
-    const std::string m = r["message"].get<std::string>();
-    r["message"] = m + (m.empty() ? "" : "; ") + "check 'loss_parity' failed: " + c.detail;
-  }
-  WriteFileAtomically(path, r.dump(2) + "\n");
-  return r["status"] == "ok" ? 0 : 1;
+  WriteFileAtomically(rep_dir + "/result.json", ToJson(r).dump(2) + "\n");
+  return r.status == "ok" ? 0 : 1;
 }
 
 }  // namespace shardbench

@@ -18,14 +18,16 @@ namespace shardbench {
 // else <project>/.venv.
 std::string PeerPython(const Scenario& s);
 
-// Writes <rep_dir>/init (model, adapter), provenance.json and scenario_header.json; returns the
+// Writes <rep_dir>/init (model, adapter) and provenance.json; returns the
 // argv every rank runs. InputError when the Python or the peer script is missing.
 std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::string& resolved_yaml,
                                                const std::string& rep_dir);
 
-// After the peer's ranks ended with `exit_code` (0 or 1): the loss_parity check appended to
-// <rep_dir>/result.json (rewritten atomically), the init weights removed. Returns the
-// repetition's exit code (1 when a check failed).
+// After the peer's ranks ended with `exit_code` (0 or 1): <rep_dir>/result.json built from the
+// records the peer wrote (harness/peer_records.h) by harness/run_assembly.h, as our engines'
+// results are (the metric table, the memory model beside, finite, loss_parity and grad_memory
+// checks beside the peer's own), and the init weights removed. Returns the repetition's exit
+// code (1 when a check failed); without records, `exit_code`.
 int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit_code);
 
 }  // namespace shardbench

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "engine/memory/tracking_allocator.h"
 #include "harness/metric_table.h"
@@ -139,24 +140,27 @@ std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communi
 std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks) {
   std::vector<RankMemory> out;
   for (size_t i = 0; i < ranks.size(); ++i) {
+    const RankRecord& r = ranks[i];
     RankMemory m;
     m.rank = static_cast<int>(i);
-    // What the tracking allocator saw at this rank's peak, by category.
+    // What the tracking allocator saw at this rank's peak, by category (NaN: not measured, as
+    // on a peer whose allocator does not tag its tensors by role: the maps stay empty).
     for (size_t c = 0; c < kCategories; ++c) {
       const auto cat = memory::CategoryName(static_cast<memory::Category>(c));
-      m.categories[cat] = static_cast<int64_t>(ranks[i].tracked_at_peak[c]);
-      m.peak_by_category[cat] = static_cast<int64_t>(ranks[i].tracked_peak_by[c]);
+      if (!std::isnan(r.tracked_at_peak[c])) m.categories[cat] = static_cast<int64_t>(r.tracked_at_peak[c]);
+      if (!std::isnan(r.tracked_peak_by[c])) m.peak_by_category[cat] = static_cast<int64_t>(r.tracked_peak_by[c]);
     }
-    m.peak_allocated = static_cast<int64_t>(ranks[i].tracked_peak);
-    if (ranks[i].device_allocated_peak >= 0) {  // a GPU run: the device allocator's own peaks
-      m.peak_allocated = static_cast<int64_t>(ranks[i].device_allocated_peak);
-      m.peak_reserved = static_cast<int64_t>(ranks[i].device_reserved_peak);
+    if (!std::isnan(r.tracked_peak)) m.peak_allocated = static_cast<int64_t>(r.tracked_peak);
+    if (r.device_allocated_peak >= 0) {  // a GPU run: the device allocator's own peaks
+      m.peak_allocated = static_cast<int64_t>(r.device_allocated_peak);
+      m.peak_reserved = static_cast<int64_t>(r.device_reserved_peak);
     }
     // What the engine holds between steps, exactly, from its tensors.
     for (memory::Category c : memory::kHeldBetweenSteps) {
-      m.held[memory::CategoryName(c)] = static_cast<int64_t>(ranks[i].held(c));
+      if (!std::isnan(r.held(c))) m.held[memory::CategoryName(c)] = static_cast<int64_t>(r.held(c));
     }
-    m.host_rss_peak = static_cast<int64_t>(ranks[i].rss_peak_bytes);
+    // (NaN where the kernel refused the reset: the metric is listed as not measured.)
+    m.host_rss_peak = std::isnan(r.rss_peak_bytes) ? 0 : static_cast<int64_t>(r.rss_peak_bytes);
     out.push_back(m);
   }
   return out;

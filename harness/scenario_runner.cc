@@ -27,6 +27,7 @@
 #include "harness/rank_trace.h"
 #include "harness/reference_parity.h"
 #include "harness/resume_point.h"
+#include "harness/run_assembly.h"
 #include "harness/run_checks.h"
 #include "reporters/provenance.h"
 #include "reporters/steady_state.h"
@@ -70,8 +71,8 @@ class RankRun {
   void start_measured_window();
   void record_step(int64_t step, const train::StepTimes& t);
   void record_device_memory(RankRecord& rec) const;
-  std::vector<Metric> metrics(const std::vector<RankRecord>& all, const RunResult& r);
-  std::vector<Check> checks(const std::vector<RankRecord>& all, const std::optional<Check>& parity);
+  RunFacts facts() const;
+  std::vector<Check> checks(const std::optional<Check>& parity);
 
   const Scenario& s_;
   const comm::RankEnv& env_;
@@ -93,6 +94,7 @@ class RankRun {
   std::unique_ptr<RankRecord> rec_;
   std::unique_ptr<profile::KernelTrace> kernel_trace_;
   std::unique_ptr<RankTrace> trace_;         // spans over the measured steps (always: the overlap metrics)
+  bool host_peak_reset_ = true;              // the kernel restarted VmHWM when the window opened
   int64_t resumed_from_ = 0;                 // steps an earlier attempt took (restarted job)
   int64_t stopped_after_ = 0;                // the loss diverged: training stopped after this many steps
   std::unique_ptr<RankRecord> earlier_;      // that attempt's record of them, at its save
@@ -260,6 +262,8 @@ void RankRun::start_measured_window() {
   if (comm_) comm_->reset_stats();
   engine_->reset_peaks();
   memory::ResetPeaks();
+  // Training's host peak, not init's (init_host_rss_peak holds that one).
+  host_peak_reset_ = ResetHostRssPeak();
   if (device_.is_cuda()) memory::ResetDevicePeaks(device_.index());
   if (s_.profile.kernel_trace) {
     kernel_trace_ = profile::StartKernelTrace();
@@ -371,43 +375,24 @@ std::optional<RunResult> RankRun::assemble() {
   if (comm_) comm_->barrier();  // nobody tears down the store while others still use it
   if (env_.rank != 0) return std::nullopt;
 
-  RunResult r;
-  r.run_id = options_.run_id;
-  r.started_at = started_at_;
-  r.provenance = CollectProvenance(env_.world_size, BackendName(s_.backend));
-  r.scenario = {{"name", s_.name}, {"source", s_.source}, {"config", YamlToJson(ScenarioToYaml(s_))},
-                {"overrides", s_.overrides}, {"matrix", nlohmann::json::object()}};
-  r.loss = rec_->loss;
-  // Where the step times settle, from the data; warmup auto samples the step-time metrics from
-  // there (at most half the steps dropped), everything else keeps the nominal warmup's window.
-  r.steady_state_step = SteadyStateStep(SlowestRankStepSeconds(all));
-  const int64_t steps_taken = static_cast<int64_t>(rec_->loss.size());  // fewer than planned when it diverged
-  r.measured_from_step = s_.train.warmup_auto ? std::min(*r.steady_state_step, steps_taken / 2) : s_.train.warmup_steps;
-  for (const auto& a : all) {
-    r.rank_step_seconds.push_back(a.step_seconds);
-    r.rank_comm_wait_seconds.push_back(a.comm_wait_seconds);
+  RunFrame frame;
+  frame.run_id = options_.run_id;
+  frame.started_at = started_at_;
+  frame.provenance = CollectProvenance(env_.world_size, BackendName(s_.backend));
+  frame.facts = facts();
+  frame.trainable_bytes = trainable_bytes_;
+  frame.checks = checks(parity);
+  if (resumed_from_ > 0) frame.resumed_from_step = resumed_from_;
+  if (!host_peak_reset_) {
+    for (auto& r : all) r.rss_peak_bytes = std::nan("");
+    frame.not_measured["host_rss_peak"] = "/proc/self/clear_refs refused the peak reset: VmHWM would include init";
   }
-  r.metrics = metrics(all, r);
-  r.memory = BuildMemory(all);
-  r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s_, 0), ToJson(r)["memory"][0]);
-  r.checks = checks(all, parity);
-  if (resumed_from_ > 0) r.resumed_from_step = resumed_from_;
-  r.status = "ok";
-  for (const auto& c : r.checks) {
-    if (!c.passed) {
-      r.status = "failed";
-      r.message += (r.message.empty() ? "" : "; ") + ("check '" + c.name + "' failed: " + c.detail);
-    }
-  }
-  return r;
+  return AssembleRunResult(s_, all, std::move(frame));
 }
 
-// The metric table's metrics (harness/metric_table.h), from the records and this run's facts.
-std::vector<Metric> RankRun::metrics(const std::vector<RankRecord>& all, const RunResult& r) {
+// The run's facts beyond the records: parameter counts, model FLOPs and, on GPU, the device's peaks.
+RunFacts RankRun::facts() const {
   RunFacts facts;
-  facts.warmup_steps = s_.train.warmup_steps;
-  facts.step_metrics_from = r.measured_from_step;
-  facts.global_tokens = s_.train.batch_size * s_.train.grad_accumulation * s_.train.seq_len * env_.world_size;
   facts.params_total = params_total_;
   facts.params_trainable = params_trainable_;
   // Model FLOPs per token from the shapes (engine/profile/model_flops.h): what the measured
@@ -419,19 +404,16 @@ std::vector<Metric> RankRun::metrics(const std::vector<RankRecord>& all, const R
     facts.matmul_peak = profile::CalibrateMatmulPeak(device_, at::kBFloat16, 8192).best_flops_per_s;
     facts.datasheet_peak = profile::DatasheetBf16Peak(profile::CudaDeviceName(device_.index()));
   }
-  facts.trainable_bytes = trainable_bytes_;
-  return BuildMetrics(all, facts);
+  return facts;
 }
 
-std::vector<Check> RankRun::checks(const std::vector<RankRecord>& all, const std::optional<Check>& parity) {
-  std::vector<Check> out{FiniteCheck(all, s_.total_steps())};
+// The checks this run makes itself; AssembleRunResult adds `finite` before and `grad_memory` after.
+std::vector<Check> RankRun::checks(const std::optional<Check>& parity) {
+  std::vector<Check> out;
   if (s_.checks.learning) out.push_back(LearningCheck(rec_->loss, engine_->trainable(), before_, after_));
   if (s_.checks.frozen_dtype) out.push_back(FrozenDtypeCheck(*built_.model, built_.loaded));
   if (parity) out.push_back(*parity);
   out.insert(out.end(), checkpoint_checks_.begin(), checkpoint_checks_.end());
-  if (s_.checks.max_grad_blowup > 0) {
-    out.push_back(GradMemoryCheck(all, trainable_bytes_, env_.world_size, s_.checks.max_grad_blowup));
-  }
   return out;
 }
 

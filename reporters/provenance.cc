@@ -52,6 +52,13 @@ int64_t HostRssPeakBytes() {
   return 0;
 }
 
+bool ResetHostRssPeak() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
 std::string NowIso8601Utc() {
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);

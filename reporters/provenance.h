@@ -12,6 +12,9 @@ namespace shardbench {
 nlohmann::json CollectProvenance(int world_size, const std::string& backend);
 // Peak resident set size of this process (VmHWM), bytes.
 int64_t HostRssPeakBytes();
+// Restarts VmHWM from the current RSS (Linux: "5" written to /proc/self/clear_refs), so that a
+// later HostRssPeakBytes() is the peak of what ran since. False when the kernel refused.
+bool ResetHostRssPeak();
 std::string NowIso8601Utc();
 
 }  // namespace shardbench

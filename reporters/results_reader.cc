@@ -130,6 +130,12 @@ StoredResult Read(const nlohmann::json& document, const std::string& file, const
   if (auto v = root.Optional("measured_from_step")) out.measured_from_step = v->NonNegativeInteger();
   if (auto v = root.Optional("resumed_from_step")) out.resumed_from_step = v->NonNegativeInteger();
   if (auto v = root.Optional("repetitions")) out.repetitions = v->NonNegativeInteger();
+  if (auto v = root.Optional("not_measured")) {
+    for (const auto& n : v->Elements()) out.not_measured.push_back({n.Required("name").String(), n.Required("why").String()});
+  }
+  if (auto v = root.Optional("peer_warnings")) {
+    for (const auto& w : v->Elements()) out.peer_warnings.push_back(w.String());
+  }
   if (auto v = root.Optional("loss_by_repetition")) {
     out.loss_by_repetition.emplace();
     for (const auto& l : v->Elements()) out.loss_by_repetition->push_back(l.NumbersOrNaN());
@@ -152,6 +158,13 @@ StoredResult Read(const nlohmann::json& document, const std::string& file, const
 const StoredMetric* StoredResult::metric(const std::string& wanted) const {
   for (const auto& m : metrics) {
     if (m.name == wanted) return &m;
+  }
+  return nullptr;
+}
+
+const NotMeasured* StoredResult::not_measured_metric(const std::string& wanted) const {
+  for (const auto& n : not_measured) {
+    if (n.name == wanted) return &n;
   }
   return nullptr;
 }
@@ -189,6 +202,8 @@ RunResult ReadRunResult(const nlohmann::json& document, const std::string& file)
   r.measured_from_step = s.measured_from_step;
   r.resumed_from_step = s.resumed_from_step;
   r.memory_model = s.memory_model;
+  r.not_measured = s.not_measured;
+  r.peer_warnings = s.peer_warnings;
   return r;
 }
 

@@ -60,11 +60,15 @@ struct StoredResult {
   std::optional<RankSteps> per_rank_steps;
   std::optional<int64_t> steady_state_step, measured_from_step, repetitions;
   std::optional<int64_t> resumed_from_step;  // a restarted job continued the run from its checkpoint
+  std::vector<NotMeasured> not_measured;     // metrics the engine did not measure, and why
+  std::vector<std::string> peer_warnings;    // warnings the peer's libraries raised
   std::optional<std::vector<std::vector<double>>> loss_by_repetition;
   std::optional<std::vector<std::optional<RankSteps>>> per_rank_steps_by_repetition;  // null: a launch without
   std::optional<std::vector<int64_t>> measured_from_step_by_repetition;
 
   const StoredMetric* metric(const std::string& name) const;
+  // Why `name` was not measured, when the result says it was not (null otherwise).
+  const NotMeasured* not_measured_metric(const std::string& name) const;
 };
 
 // A result file: everything the schema (reporters/results.schema.json) requires must be there,

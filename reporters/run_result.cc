@@ -60,6 +60,11 @@ nlohmann::json ToJson(const RunResult& r) {
   if (r.steady_state_step) out["steady_state_step"] = *r.steady_state_step;
   if (r.measured_from_step) out["measured_from_step"] = *r.measured_from_step;
   if (r.resumed_from_step) out["resumed_from_step"] = *r.resumed_from_step;
+  if (!r.not_measured.empty()) {
+    out["not_measured"] = nlohmann::json::array();
+    for (const auto& n : r.not_measured) out["not_measured"].push_back({{"name", n.name}, {"why", n.why}});
+  }
+  if (!r.peer_warnings.empty()) out["peer_warnings"] = r.peer_warnings;
   return out;
 }
 

@@ -31,6 +31,14 @@ struct Check {
   std::string detail;
 };
 
+// A metric the engine under test does not measure, and why: listed in the result instead of being
+// written as a zero (a peer engine's figures that PyTorch does not expose, or that its version
+// lacks the hook for).
+struct NotMeasured {
+  std::string name;
+  std::string why;
+};
+
 struct RankMemory {
   int rank = 0;
   std::map<std::string, int64_t> categories;        // bytes per category at the peak (names: docs/architecture.md)
@@ -63,6 +71,10 @@ struct RunResult {
   // attempt saved after this many steps; the steps before were measured by that attempt.
   std::optional<int64_t> resumed_from_step;
   nlohmann::json memory_model;  // predicted beside measured (rank 0), or null
+  std::vector<NotMeasured> not_measured;  // metrics of the table this engine did not measure
+  // First lines of the warnings the peer's libraries raised (PyTorch's gradient-memory warning
+  // for mixed units, say): often the first sign of the regression the run measures.
+  std::vector<std::string> peer_warnings;
 };
 
 nlohmann::json ToJson(const RunResult& r);

@@ -3,19 +3,23 @@
 (`engine: torch_fsdp2` -> fully_shard, `engine: torch_fsdp1` -> FullyShardedDataParallel) on
 Hugging Face transformers' LlamaForCausalLM with peft's LoRA, starting from the weights
 shardbench exported (INIT/model, INIT/adapter), on the same batches (data.py), with the same
-optimizer, schedule and measurement window. Rank 0 writes OUT/result.json in shardbench's
-results schema. Launched by `shardbench run` with torchrun's variables, one process per rank.
+optimizer, schedule and measurement window. Rank 0 writes OUT/records.json (records.py): every
+rank's measurements, from which shardbench builds the result exactly as for its own engines.
+Launched by `shardbench run` with torchrun's variables, one process per rank.
 
-    peer.py SCENARIO_YAML --out OUT --init INIT --provenance PROVENANCE_JSON
+    peer.py SCENARIO_YAML --out OUT --init INIT
+
+Read it top to bottom as a recipe (as harness/scenario_runner.cc): setup (connect, build, wrap,
+load), train (warmup, then the measured steps, a save where asked), measure (memory by category,
+collectives, host and device peaks), check_checkpoint, write.
 
 Exit codes as shardbench's: 0 ok, 1 a check failed or PyTorch refused the combination (a
-finding, written to the result with PyTorch's own message), 2 bad input, 3 infrastructure.
+finding, written to the records with PyTorch's own message), 2 bad input, 3 infrastructure.
 """
 import argparse
 import datetime
-import json
+import math
 import os
-import resource
 import shutil
 import sys
 import time
@@ -26,28 +30,24 @@ try:  # a broken environment is infrastructure (exit 3), not a failed check
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import checkpoints  # noqa: E402
+    import collectives  # noqa: E402
     import data  # noqa: E402
     import learning  # noqa: E402
+    import memory  # noqa: E402
     import meta_init  # noqa: E402
-    import results  # noqa: E402
+    import records  # noqa: E402
     import wrap  # noqa: E402
 except ImportError as e:
     print(f"peer: the peer's Python lacks a package: {e}", file=sys.stderr)
     sys.exit(3)
 
 
-def parse_args():
-    p = argparse.ArgumentParser()
-    p.add_argument("scenario")
-    p.add_argument("--out", required=True)
-    p.add_argument("--init", required=True)
-    p.add_argument("--provenance", required=True)
-    return p.parse_args()
+class BadInput(Exception):
+    """The user's input is wrong (a malformed token file): exit 2, as shardbench's engines say."""
 
 
 def lr_factor(train, step):
     """engine/optim/lr_schedule.cc, step for step."""
-    import math
     warmup, total = int(train["lr_warmup_steps"]), int(train["warmup_steps"]) + int(train["steps"])
     if warmup > 0 and step < warmup:
         return (step + 1) / warmup
@@ -72,202 +72,332 @@ def param_groups(model, train, flat_params):
     return groups
 
 
-def main():
-    args = parse_args()
-    started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    with open(args.scenario) as f:
-        scenario = yaml.safe_load(f)
-    # Libraries load before the clock starts, as shardbench's are loaded before its own init
-    # timer: init_time covers connecting, building or loading the model and sharding it.
-    import peft  # noqa: F401
-    import torch
-    import torch.distributed as dist
-    import transformers  # noqa: F401
-    t_start = time.perf_counter()
+# What the peer does not measure, and why (the result lists these instead of zeros).
+NOT_MEASURED = {
+    "grad_sync_time": "PyTorch reduces gradients inside backward's hooks: there is no separate phase to time",
+    "params_unsharded_peak_bytes": "PyTorch frees a unit's gathered parameters inside its hooks; the peer samples "
+                                   "memory between steps only",
+    "grads_unsharded_peak_bytes": "PyTorch frees the unsharded gradients inside its post-backward hook; the peer "
+                                  "samples memory between steps only",
+    "peak_allocated": "PyTorch's CPU allocator keeps no statistics (on GPU: the CUDA allocator's device_* figures)",
+    "init_peak_bytes": "PyTorch's CPU allocator keeps no statistics (init_host_rss_peak is init's host peak)",
+    "checkpoint_bytes_read": "not counted on the peer (transformers and safetensors read the files)",
+    "comm_exposed_time": "the peer sees no span of Gloo's threads (W3 1/7 item 4: the profiler's records)",
+    "comm_overlap_ratio": "the peer sees no span of Gloo's threads (W3 1/7 item 4: the profiler's records)",
+    "rank_idle_time": "the peer sees no span of Gloo's threads (W3 1/7 item 4: the profiler's records)",
+}
+COMM_TIME_WHY = ("a collective's time in flight runs on Gloo's or NCCL's own threads, which the peer does not see "
+                 "(comm_wait_seconds and step_time_busy carry the time its rank waited)")
 
-    rank, world = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
-    backend = scenario["backend"]
-    timeout = datetime.timedelta(seconds=float(scenario["timeout_s"]))
-    if backend == "nccl":
-        torch.cuda.set_device(local_rank)
-        device = torch.device("cuda", local_rank)
-    else:
-        device = torch.device("cpu")
-    t_connect = time.perf_counter()
-    dist.init_process_group(backend, timeout=timeout, device_id=device if backend == "nccl" else None)
-    connect_s = time.perf_counter() - t_connect
-    train = scenario["train"]
-    torch.manual_seed(int(train["seed"]))
 
-    # 1. The same initial weights (exported by shardbench; with init=meta from the scenario's own
-    # Hugging Face directory where it names one), the same trainable set. init=meta builds on the
-    # meta device here and loads the weights into the shards after wrapping (meta_init.py).
-    on_meta = scenario["init"] == "meta"
-    model_dir = scenario["model"] if on_meta and os.path.isdir(scenario["model"]) else os.path.join(args.init, "model")
+class PeerRun:
+    """One scenario instance on one rank of PyTorch's FSDP, phase by phase."""
 
-    def build():
+    def __init__(self, args, scenario):
+        self.args, self.s = args, scenario
+        self.train_cfg = scenario["train"]
+        self.engine = scenario["engine"]
+        self.rank = int(os.environ.get("RANK", 0))
+        self.world = int(os.environ.get("WORLD_SIZE", 1))
+        self.local_rank = int(os.environ.get("LOCAL_RANK", 0))
+        self.started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        self.on_meta = scenario["init"] == "meta"
+        self.model_dir = scenario["model"] if self.on_meta and os.path.isdir(scenario["model"]) \
+            else os.path.join(args.init, "model")
+        self.record = records.RankRecord()
+        self.not_measured = dict(NOT_MEASURED)
+        self.counter = collectives.CollectiveCounter()
+        self.checks = []
+        self.refusal = None
+
+    # ---- setup ----
+
+    def setup(self):
+        import torch
+        import torch.distributed as dist
+        # Libraries are loaded before the clock starts (main imports them), as shardbench's are
+        # before its own init timer: init_time covers connecting, building or loading the model and
+        # sharding it.
+        t_start = self.t_start = time.perf_counter()
+        if self.s["backend"] == "nccl":
+            torch.cuda.set_device(self.local_rank)
+            self.device = torch.device("cuda", self.local_rank)
+        else:
+            self.device = torch.device("cpu")
+        self.counter.install()  # before FSDP looks anything up
+        t = time.perf_counter()
+        dist.init_process_group(self.s["backend"], timeout=datetime.timedelta(seconds=float(self.s["timeout_s"])),
+                                device_id=self.device if self.s["backend"] == "nccl" else None)
+        figures = self.record.figures
+        figures["init_time_connect"] = time.perf_counter() - t
+        torch.manual_seed(int(self.train_cfg["seed"]))
+
+        # 1. The same initial weights (exported by shardbench; with init=meta from the scenario's own
+        # Hugging Face directory where it names one), the same trainable set. init=meta builds on the
+        # meta device here and loads the weights into the shards after wrapping (meta_init.py).
+        t = time.perf_counter()
+        model, self.params_total, self.params_trainable, keys = self.build()
+        figures["init_time_construct"] = time.perf_counter() - t
+        self.trainable_bytes = sum(p.numel() * p.element_size() for p in model.parameters() if p.requires_grad)
+
+        # 2. Wrap and build the optimizer; PyTorch refusing the combination is a finding.
+        t = time.perf_counter()
+        refusal = None
+        try:
+            with records.keeping_warnings():  # PyTorch's own warnings are findings too
+                self.model, self.optimizer = wrap.wrap_and_optimize(self.s, model, self.device, param_groups)
+        except (torch.OutOfMemoryError, dist.DistBackendError):
+            raise  # the machine or the network, not a refusal
+        except (ValueError, RuntimeError, AssertionError, NotImplementedError) as e:
+            refusal = f"{type(e).__name__}: {e}"
+            print(f"peer: rank {self.rank}: PyTorch refused the scenario: {refusal}", file=sys.stderr)
+        # Every rank learns whether any refused (validation happens before FSDP's first collective,
+        # so a refusing rank is never left alone in one).
+        refusals = [None] * self.world
+        dist.all_gather_object(refusals, refusal)
+        if any(refusals):
+            r, message = next((r, m) for r, m in enumerate(refusals) if m)
+            self.refusal = f"rank {r}: {message}"
+            return False
+        figures["init_time_shard"] = time.perf_counter() - t
+        t = time.perf_counter()
+        self.load_into_shards(self.model, keys)
+        figures["init_time_load"] = time.perf_counter() - t if self.on_meta else 0.0
+        figures["init_time"] = time.perf_counter() - t_start
+        figures["init_host_rss_peak"] = memory.host_rss_peak()
+        return True
+
+    def build(self):
         """(model, params_total, params_trainable, checkpoint keys or None): eager, or on meta."""
-        if on_meta:
-            built = meta_init.build(scenario, args.init, model_dir)
+        if self.on_meta:
+            built = meta_init.build(self.s, self.args.init, self.model_dir)
             return (*built, meta_init.checkpoint_keys(built[0]))
-        return (*wrap.load_model(scenario, args.init, device), None)
+        return (*wrap.load_model(self.s, self.args.init, self.device), None)
 
-    def load_into_shards(wrapped, keys):
-        if on_meta:
-            meta_init.load(wrapped, keys, args.init, model_dir, scenario, device)
+    def load_into_shards(self, wrapped, keys):
+        if self.on_meta:
+            meta_init.load(wrapped, keys, self.args.init, self.model_dir, self.s, self.device)
 
-    def build_and_wrap():
+    def build_and_wrap(self):
         """The model as this run builds it, wrapped and loaded, with its optimizer."""
-        built, _, _, keys = build()
-        wrapped, optim = wrap.wrap_and_optimize(scenario, built, device, param_groups)
-        load_into_shards(wrapped, keys)
+        built, _, _, keys = self.build()
+        wrapped, optim = wrap.wrap_and_optimize(self.s, built, self.device, param_groups)
+        self.load_into_shards(wrapped, keys)
         return wrapped, optim
 
-    t_construct = time.perf_counter()
-    model, params_total, params_trainable, checkpoint_keys = build()
-    construct_s = time.perf_counter() - t_construct
+    # ---- train ----
 
-    # 2. Wrap and build the optimizer; PyTorch refusing the combination is a finding.
-    t_shard = time.perf_counter()
-    refusal = None
-    try:
-        with results.keeping_warnings():  # PyTorch's own warnings are findings too
-            model, optimizer = wrap.wrap_and_optimize(scenario, model, device, param_groups)
-    except (torch.OutOfMemoryError, dist.DistBackendError):
-        raise  # the machine or the network, not a refusal
-    except (ValueError, RuntimeError, AssertionError, NotImplementedError) as e:
-        refusal = f"{type(e).__name__}: {e}"
-        print(f"peer: rank {rank}: PyTorch refused the scenario: {refusal}", file=sys.stderr)
-    # Every rank learns whether any refused (validation happens before FSDP's first collective,
-    # so a refusing rank is never left alone in one).
-    refusals = [None] * world
-    dist.all_gather_object(refusals, refusal)
-    if any(refusals):
-        r, message = next((r, m) for r, m in enumerate(refusals) if m)
-        if rank == 0:
-            results.write_refusal(args, scenario, started_at, f"rank {r}: {message}")
-        dist.barrier()  # rank 0's result is on disk before anyone leaves
-        return exit_now(1)
-    shard_s = time.perf_counter() - t_shard
-    load_s = 0.0
-    if on_meta:
-        t_load = time.perf_counter()
-        load_into_shards(model, checkpoint_keys)
-        load_s = time.perf_counter() - t_load
-    init_s = time.perf_counter() - t_start
-    init_rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    def train(self):
+        try:
+            self.source = data.scenario_data(self.s, wrap.vocab_size(self.args.init))
+        except ValueError as e:  # a malformed token file
+            raise BadInput(str(e)) from e
+        t = time.perf_counter()
+        if self.s["checks"]["learning"]:
+            self.fingerprints_before = learning.fingerprints(self.model)
+        fingerprint_s = time.perf_counter() - t  # harness work, kept out of time_to_first_step
+        self.base_lrs = [g["lr"] for g in self.optimizer.param_groups]
+        warmup = int(self.train_cfg["warmup_steps"])
+        self.total = warmup + int(self.train_cfg["steps"])
+        self.kind = self.s["checkpoint"]["type"]
+        self.save_at = checkpoints.save_after(self.s) if self.kind != "none" else -1
+        self.checkpoint_dir = os.path.join(self.args.out, "checkpoint")
+        self.saved, self.at_save = None, None
+        rec = self.record
+        for step in range(self.total):
+            if step == warmup:
+                self.start_measured_window()
+            blocked_before = self.counter.blocked_s
+            t0 = time.perf_counter()
+            loss, local_loss, optimizer_s = self.train_step(self.model, self.optimizer, step)
+            rec.step_seconds.append(time.perf_counter() - t0)
+            rec.comm_wait_seconds.append(self.counter.blocked_s - blocked_before)
+            rec.optimizer_seconds.append(optimizer_s)
+            rec.loss.append(loss)
+            rec.local_loss.append(local_loss)
+            if step == 0:
+                rec.figures["time_to_first_step"] = time.perf_counter() - self.t_start - fingerprint_s
+            if not math.isfinite(loss):  # the global loss: every rank stops after this very step
+                self.stopped_after = step + 1
+                break
+            if step + 1 == self.save_at:  # between steps, outside their timers and counts
+                self.counter.stop()
+                with records.keeping_warnings():
+                    if self.s["checks"]["state_dict_roundtrip"]:
+                        self.at_save = checkpoints.local_state(self.model, self.optimizer)
+                    self.saved = checkpoints.save(self.kind, self.model, self.optimizer, self.checkpoint_dir,
+                                                  self.model_dir, os.path.join(self.args.init, "adapter"))
+                self.counter.counting = step + 1 > warmup
+        else:
+            self.stopped_after = None
+        self.counter.stop()
 
-    # 3. Train: warmup steps, then measured ones, on the documented batches.
-    try:
-        source = data.scenario_data(scenario, wrap.vocab_size(args.init))
-    except ValueError as e:  # a malformed token file: bad input, as shardbench's own engines say
-        print(f"peer: bad input: {e}", file=sys.stderr)
-        return exit_now(2)
-    fingerprints_before = learning.fingerprints(model)
-    b, accum = int(train["batch_size"]), int(train["grad_accumulation"])
-    total = int(train["warmup_steps"]) + int(train["steps"])
-    base_lrs = [g["lr"] for g in optimizer.param_groups]
-    step_s, losses = [], []
-    kind = scenario["checkpoint"]["type"]
-    save_at = checkpoints.save_after(scenario) if kind != "none" else -1
-    checkpoint_dir = os.path.join(args.out, "checkpoint")
-    saved, at_save = None, None
-    time_to_first_step = None
-    if device.type == "cuda":
-        torch.cuda.reset_peak_memory_stats(device)
+    def start_measured_window(self):
+        """Counts and peaks cover the measured steps only (as start_measured_window in
+        harness/scenario_runner.cc)."""
+        self.counter.start()
+        memory.reset_device_peaks(self.device)
+        why = memory.reset_host_rss_peak()
+        if why:
+            self.not_measured["host_rss_peak"] = why
 
-    def train_step(m, opt, step):
-        """One training step of `m` on the step's batches; returns the global loss."""
+    def train_step(self, m, opt, step):
+        """One training step of `m` on the step's batches; returns (global loss, this rank's own,
+        optimizer seconds: clipping, schedule and the step, as shardbench's trainer times them)."""
+        import torch
+        import torch.distributed as dist
         opt.zero_grad(set_to_none=True)
         loss_sum = None
-        for ids, labels in data.micro_batches(source, step, rank, b, accum):
-            ids_t = torch.tensor(ids, dtype=torch.long, device=device)
-            labels_t = torch.tensor(labels, dtype=torch.long, device=device)
+        b, accum = int(self.train_cfg["batch_size"]), int(self.train_cfg["grad_accumulation"])
+        for ids, labels in data.micro_batches(self.source, step, self.rank, b, accum):
+            ids_t = torch.tensor(ids, dtype=torch.long, device=self.device)
+            labels_t = torch.tensor(labels, dtype=torch.long, device=self.device)
             # Training keeps no KV cache (as HF's Trainer with gradient checkpointing): with one, a
             # checkpointed layer's recompute appends to it and sees other shapes than its forward.
             logits = m(input_ids=ids_t, use_cache=False).logits
             loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.size(-1)), labels_t.reshape(-1))
             (loss / accum).backward()
             loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
-        global_loss = loss_sum / accum
-        if world > 1:
+        local_loss = loss_sum / accum
+        global_loss = local_loss.clone()
+        if self.world > 1:
             dist.all_reduce(global_loss)
-            global_loss /= world
-        if float(train["max_grad_norm"]) > 0:
-            wrap.clip_grad_norm(scenario, m, float(train["max_grad_norm"]))
-        factor = lr_factor(train, step)
-        for g, lr in zip(opt.param_groups, base_lrs):
+            global_loss /= self.world
+        t_opt = time.perf_counter()
+        if float(self.train_cfg["max_grad_norm"]) > 0:
+            wrap.clip_grad_norm(self.s, m, float(self.train_cfg["max_grad_norm"]))
+        factor = lr_factor(self.train_cfg, step)
+        for g, lr in zip(opt.param_groups, self.base_lrs):
             g["lr"] = lr * factor
         opt.step()
-        return global_loss.item()  # waits for the step's device work, as shardbench's trainer does
+        optimizer_s = time.perf_counter() - t_opt
+        # .item() waits for the step's device work, as shardbench's trainer's loss read does.
+        return global_loss.item(), local_loss.item(), optimizer_s
 
-    for step in range(total):
-        if step == int(train["warmup_steps"]) and device.type == "cuda":
-            torch.cuda.synchronize(device)
-            torch.cuda.reset_peak_memory_stats(device)
+    # ---- measure ----
+
+    def measure(self):
+        """What this rank holds after the last step and what it measured, into its record; taken
+        before the checkpoint checks build a second model."""
+        rec = self.record
+        try:
+            rec.held, rec.param_bytes_by_dtype = memory.held(self.engine, self.model, self.optimizer)
+        except memory.NotMeasurable as e:
+            for name in ("param_bytes", "grad_bytes", "optim_state_bytes", "grad_blowup"):
+                self.not_measured[name] = str(e)
+            rec.param_bytes_by_dtype = {}
+        if "host_rss_peak" not in self.not_measured:
+            rec.figures["host_rss_peak"] = memory.host_rss_peak()
+        rec.figures.update(memory.device_figures(self.device))
+        rec.comm = self.counter.figures()
+        for c in rec.comm:
+            self.not_measured[f"comm_{c}_time"] = COMM_TIME_WHY
+        if not self.counter.times_waits:
+            rec.comm_wait_seconds = []
+            self.not_measured["step_time_busy"] = "this torch version's Work cannot be wrapped to time waits"
+        if self.saved is not None:
+            rec.figures["checkpoint_save_time"], rec.figures["checkpoint_bytes"], total = self.saved
+            rec.figures["checkpoint_bytes_total"] = total
+            self.not_measured["checkpoint_save_peak_bytes"] = "PyTorch's CPU allocator keeps no statistics"
+        if self.s["checks"]["learning"]:
+            self.checks.append(learning.check(self.model, self.fingerprints_before, rec.loss, self.world))
+
+    # ---- check_checkpoint ----
+
+    def check_checkpoint(self):
+        """A fresh model and optimizer load what was saved, compared with the state at the save
+        (state_dict_roundtrip); then train the remaining steps, compared with the uninterrupted
+        run's losses and final state (resume)."""
+        import torch.distributed as dist
+        if self.stopped_after:
+            why = f"not run: training stopped after step {self.stopped_after} (the loss was not finite)"
+            for name in ("state_dict_roundtrip", "resume"):
+                if self.s["checks"][name]:
+                    self.checks.append({"name": name, "passed": False, "detail": why})
+        else:
+            at_end = checkpoints.local_state(self.model, self.optimizer) if self.s["checks"]["resume"] else None
+            if self.at_save is not None or at_end is not None:
+                with records.keeping_warnings():
+                    fresh, fresh_optimizer = self.build_and_wrap()
+                    if self.at_save is not None:
+                        load_s, roundtrip = checkpoints.roundtrip_check(self.kind, self.at_save, fresh, fresh_optimizer,
+                                                                        self.checkpoint_dir, self.save_at, self.device)
+                        self.checks.append(roundtrip)
+                    else:
+                        load_s = checkpoints.load(self.kind, fresh, fresh_optimizer, self.checkpoint_dir)
+                    self.record.figures["checkpoint_load_time"] = load_s
+                    if at_end is not None:
+                        after = [self.train_step(fresh, fresh_optimizer, step)[0] for step in range(self.save_at, self.total)]
+                        self.checks.append(checkpoints.resume_check(
+                            self.kind, self.save_at, after, self.record.loss[self.save_at:],
+                            checkpoints.local_state(fresh, fresh_optimizer), at_end, self.device))
+        if self.kind != "none" and not self.s["checkpoint"]["keep"]:
+            dist.barrier()
+            if self.rank == 0:
+                shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
+
+    # ---- write ----
+
+    def write(self):
+        """Every rank's record to rank 0, which writes records.json. Returns the exit code."""
+        import torch.distributed as dist
+        out = records.RunRecords(started_at=self.started_at, versions=records.versions(self.engine, self.s["backend"]))
+        if self.refusal is not None:
+            out.refusal = self.refusal
+        else:
+            gathered = [None] * self.world
+            dist.all_gather_object(gathered, self.record)
+            out.ranks = gathered
+            out.params_total, out.params_trainable = self.params_total, self.params_trainable
+            out.trainable_bytes = self.trainable_bytes
+            out.checks = self.checks
+            out.not_measured = self.not_measured
+            if self.device.type == "cuda":
+                out.matmul_peak_flops_per_s = matmul_peak(self.device)
+                out.gpu_name = __import__("torch").cuda.get_device_name(self.device)
+        if self.rank == 0:
+            out.write(self.args.out)
+        dist.barrier()  # rank 0's records are on disk before anyone leaves
+        failed = self.refusal is not None or any(not c["passed"] for c in self.checks)
+        return 1 if failed else 0
+
+
+def matmul_peak(device, n=8192):
+    """The bf16 n^3 matmul rate this device reaches now (engine/profile/matmul_peak.h's measure)."""
+    import torch
+    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
+    best = 0.0
+    for _ in range(5):
+        torch.cuda.synchronize(device)
         t0 = time.perf_counter()
-        loss_value = train_step(model, optimizer, step)
-        step_s.append(time.perf_counter() - t0)
-        losses.append(loss_value)
-        if time_to_first_step is None:
-            time_to_first_step = time.perf_counter() - t_start
-        if step + 1 == save_at:  # between steps, outside their timers, as shardbench saves
-            with results.keeping_warnings():
-                if scenario["checks"]["state_dict_roundtrip"]:
-                    at_save = checkpoints.local_state(model, optimizer)
-                saved = checkpoints.save(kind, model, optimizer, checkpoint_dir, model_dir,
-                                         os.path.join(args.init, "adapter"))
+        torch.mm(a, b)
+        torch.cuda.synchronize(device)
+        best = max(best, 2 * n ** 3 / (time.perf_counter() - t0))
+    return best
 
-    # Training's memory figures, before the roundtrip check builds a second model.
-    rss_peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    device_peaks = (torch.cuda.max_memory_allocated(device), torch.cuda.max_memory_reserved(device)) \
-        if device.type == "cuda" else (None, None)
 
-    # 3b. The checkpoint checks (checkpoints.py): a fresh model and optimizer load it, compared
-    # with the state at the save (state_dict_roundtrip), then train the remaining steps, compared
-    # with the uninterrupted run's losses and final state (resume).
-    checkpoint_load_s, roundtrip, resumed = None, None, None
-    at_end = checkpoints.local_state(model, optimizer) if scenario["checks"]["resume"] else None
-    if at_save is not None or at_end is not None:
-        with results.keeping_warnings():
-            fresh, fresh_optimizer = build_and_wrap()
-            if at_save is not None:
-                checkpoint_load_s, roundtrip = checkpoints.roundtrip_check(kind, at_save, fresh, fresh_optimizer,
-                                                                           checkpoint_dir, save_at, device)
-            else:
-                checkpoint_load_s = checkpoints.load(kind, fresh, fresh_optimizer, checkpoint_dir)
-            if at_end is not None:
-                after_load = [train_step(fresh, fresh_optimizer, step) for step in range(save_at, total)]
-                resumed = checkpoints.resume_check(kind, save_at, after_load, losses[save_at:],
-                                                   checkpoints.local_state(fresh, fresh_optimizer), at_end, device)
-    if kind != "none" and not scenario["checkpoint"]["keep"]:
-        dist.barrier()
-        if rank == 0:
-            shutil.rmtree(checkpoint_dir, ignore_errors=True)
-
-    # 4. Every rank's record to rank 0, which writes the result.
-    record = {
-        "step_s": step_s, "init_s": init_s, "connect_s": connect_s, "construct_s": construct_s, "shard_s": shard_s,
-        "load_s": load_s, "init_rss_peak": init_rss_peak,
-        "checkpoint": None if saved is None else {"save_s": saved[0], "bytes": saved[1], "bytes_total": saved[2],
-                                                  "load_s": checkpoint_load_s},
-        "time_to_first_step": time_to_first_step,
-        "rss_peak": rss_peak, "device_allocated_peak": device_peaks[0], "device_reserved_peak": device_peaks[1],
-    }
-    learned = learning.check(model, fingerprints_before, losses, world) if scenario["checks"]["learning"] else None
-    records = [None] * world
-    dist.all_gather_object(records, record)
-    status = "ok"
-    if rank == 0:
-        status = results.write_result(args, scenario, started_at, records, losses, params_total, params_trainable,
-                                      [c for c in (learned, roundtrip, resumed) if c])
-    dist.barrier()
-    return exit_now(0 if status == "ok" else 1)
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("scenario")
+    p.add_argument("--out", required=True)
+    p.add_argument("--init", required=True)
+    args = p.parse_args()
+    with open(args.scenario) as f:
+        scenario = yaml.safe_load(f)
+    import peft  # noqa: F401  (loaded before init's clock, as shardbench's libraries are)
+    import torch  # noqa: F401
+    import transformers  # noqa: F401
+    run = PeerRun(args, scenario)
+    if run.setup():
+        run.train()
+        run.measure()
+        run.check_checkpoint()
+    return run.write()
 
 
 def exit_now(code):
-    """Leaves without tearing the process group down: everything is written (rank 0's result
+    """Leaves without tearing the process group down: everything is written (rank 0's records
     atomically, before the barrier), and Gloo's teardown at interpreter exit aborts now and then
     ("terminate called without an active exception", seen on torch 2.11), which would turn a
     finished run into a crashed rank."""
@@ -279,9 +409,9 @@ def exit_now(code):
 if __name__ == "__main__":
     try:
         exit_now(main())
-    except (FileNotFoundError, KeyError, yaml.YAMLError) as e:
+    except (BadInput, FileNotFoundError, yaml.YAMLError) as e:  # the user's files
         print(f"peer: bad input: {type(e).__name__}: {e}", file=sys.stderr)
         exit_now(2)
-    except Exception:  # a crash of the run itself (a collective, the machine): infrastructure
+    except Exception:  # a crash of the run itself (a collective, the machine, a bug of ours): infrastructure
         traceback.print_exc()
         exit_now(3)

@@ -4,7 +4,7 @@
 |-----------------------------------|-----------------------------------------|---------------------------------------------|
 | sharding.wrap_policy              | transformer_block: each LlamaDecoderLayer, then the root; lora_separate: each LoRA Linear too; none: the root | ModuleWrapPolicy / lambda policy (LoRA Linears and layers) / size_based_auto_wrap_policy(min_params) / none |
 | sharding.use_orig_params          | (always per-parameter)                  | use_orig_params                             |
-| sharding.reshard_after_forward    | reshard_after_forward                   | FULL_SHARD / SHARD_GRAD_OP                  |
+| sharding.reshard_after_forward    | reshard_after_forward (the root: None, fully_shard's own "False for the root") | FULL_SHARD / SHARD_GRAD_OP |
 | sharding.forward/backward_prefetch| set_modules_to_forward/backward_prefetch (next/previous layer) | forward_prefetch / BackwardPrefetch.BACKWARD_PRE (else None) |
 | mixed_precision                   | MixedPrecisionPolicy(param_dtype, reduce_dtype) | MixedPrecision(param_dtype, reduce_dtype, buffer_dtype=param_dtype) |
 | model_dtype                       | from_pretrained(torch_dtype); trainable parameters upcast to fp32 (upcast: trainable; all: every parameter) |
@@ -121,7 +121,10 @@ def _fsdp2(scenario, model):
             fully_shard(m, **kwargs)
     for layer in layers:
         fully_shard(layer, **kwargs)
-    fully_shard(model, **kwargs)
+    # The root keeps its parameters after forward (None: fully_shard's own heuristic for the root,
+    # "required immediately when the backward pass begins"), as FSDP1 and our engines do: passing
+    # True re-gathered the root in backward, one all-gather per step more than the others.
+    fully_shard(model, **dict(kwargs, reshard_after_forward=None if kwargs["reshard_after_forward"] else False))
     if sharding["forward_prefetch"]:
         for a, b in zip(layers, layers[1:]):
             a.set_modules_to_forward_prefetch([b])

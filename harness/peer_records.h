@@ -1,0 +1,40 @@
+// What a peer engine's ranks measured (peers/torch_fsdp writes it: <rep_dir>/records.json), read
+// into the same RankRecords our ranks gather, so that harness/run_assembly.h builds the peer's
+// result with our metric table, memory section, memory model and checks. The peer writes only
+// what it measured; every figure it leaves out is NaN here (not measured: its metric is listed
+// under the result's `not_measured`, never written as zero). The file is ours on both sides: a
+// malformed one is our bug (std::logic_error, "internal error"), not the user's input.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/rank_record.h"
+#include "reporters/run_result.h"
+
+namespace shardbench {
+
+inline constexpr const char* kPeerRecordsFormat = "shardbench-peer-records/1";
+
+struct PeerRun {
+  std::string started_at;
+  // PyTorch refused the scenario (every rank learnt it): its own words; nothing trained.
+  std::optional<std::string> refusal;
+  int64_t params_total = 0, params_trainable = 0, trainable_bytes = 0;
+  std::vector<Check> checks;                         // the checks the peer made (learning, checkpoint ones)
+  std::vector<std::string> warnings;                 // PyTorch's warnings, first lines
+  nlohmann::json versions = nlohmann::json::object();  // torch, cuda, nccl and provenance.peer as imported
+  std::optional<double> matmul_peak;                 // GPU: the bf16 matmul peak the peer's device reached
+  std::optional<std::string> gpu_name;               // GPU: the device's name (datasheet peak)
+  std::map<std::string, std::string> not_measured;   // metric -> why, as the peer says
+  std::vector<RankRecord> ranks;
+};
+
+// `steps`: the scenario's planned steps (a diverged run records fewer).
+PeerRun ReadPeerRecords(const nlohmann::json& document, const std::string& file);
+
+}  // namespace shardbench

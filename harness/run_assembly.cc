@@ -1,0 +1,85 @@
+#include "harness/run_assembly.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "harness/memory_plan.h"
+#include "harness/run_checks.h"
+#include "reporters/steady_state.h"
+#include "harness/scenario/scenario_parser.h"
+
+namespace shardbench {
+namespace {
+
+bool HasNaN(const std::vector<double>& v) {
+  return std::any_of(v.begin(), v.end(), [](double x) { return std::isnan(x); });
+}
+
+}  // namespace
+
+std::vector<NotMeasured> TakeUnmeasured(std::vector<Metric>& metrics, const std::map<std::string, std::string>& why) {
+  std::vector<NotMeasured> out;
+  std::vector<Metric> kept;
+  for (auto& m : metrics) {
+    if (!HasNaN(m.samples) && !HasNaN(m.per_rank)) {
+      kept.push_back(std::move(m));
+      continue;
+    }
+    const auto reason = why.find(m.name);
+    out.push_back({m.name, reason != why.end() ? reason->second : "derived from a figure this engine does not measure"});
+  }
+  metrics = std::move(kept);
+  // The engine's own reasons for metrics that never reached the table's builders (a row that
+  // does not apply without the figure, such as the span metrics).
+  for (const auto& [name, reason] : why) {
+    const bool listed = std::any_of(out.begin(), out.end(), [&](const NotMeasured& n) { return n.name == name; });
+    const bool built = std::any_of(metrics.begin(), metrics.end(), [&](const Metric& m) { return m.name == name; });
+    if (!listed && !built) out.push_back({name, reason});
+  }
+  return out;
+}
+
+RunResult AssembleRunResult(const Scenario& s, const std::vector<RankRecord>& all, RunFrame frame) {
+  const RankRecord& first = all[0];
+  RunResult r;
+  r.run_id = frame.run_id;
+  r.started_at = frame.started_at;
+  r.provenance = std::move(frame.provenance);
+  r.scenario = {{"name", s.name}, {"source", s.source}, {"config", YamlToJson(ScenarioToYaml(s))},
+                {"overrides", s.overrides}, {"matrix", nlohmann::json::object()}};
+  r.loss = first.loss;
+  // Where the step times settle, from the data; warmup auto samples the step-time metrics from
+  // there (at most half the steps dropped), everything else keeps the nominal warmup's window.
+  r.steady_state_step = SteadyStateStep(SlowestRankStepSeconds(all));
+  const int64_t steps_taken = static_cast<int64_t>(first.loss.size());  // fewer than planned when it diverged
+  r.measured_from_step = s.train.warmup_auto ? std::min(*r.steady_state_step, steps_taken / 2) : s.train.warmup_steps;
+  for (const auto& a : all) {
+    r.rank_step_seconds.push_back(a.step_seconds);
+    r.rank_comm_wait_seconds.push_back(a.comm_wait_seconds);
+  }
+  frame.facts.warmup_steps = s.train.warmup_steps;
+  frame.facts.step_metrics_from = r.measured_from_step;
+  frame.facts.global_tokens = s.train.batch_size * s.train.grad_accumulation * s.train.seq_len * s.world_size;
+  frame.facts.trainable_bytes = frame.trainable_bytes;
+  r.metrics = BuildMetrics(all, frame.facts);
+  r.not_measured = TakeUnmeasured(r.metrics, frame.not_measured);
+  r.memory = BuildMemory(all);
+  r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s, 0), ToJson(r.memory[0]));
+  r.checks.push_back(FiniteCheck(all, s.total_steps()));
+  r.checks.insert(r.checks.end(), frame.checks.begin(), frame.checks.end());
+  if (s.checks.max_grad_blowup > 0) {
+    r.checks.push_back(GradMemoryCheck(all, frame.trainable_bytes, s.world_size, s.checks.max_grad_blowup));
+  }
+  r.resumed_from_step = frame.resumed_from_step;
+  r.peer_warnings = std::move(frame.peer_warnings);
+  r.status = "ok";
+  for (const auto& c : r.checks) {
+    if (!c.passed) {
+      r.status = "failed";
+      r.message += (r.message.empty() ? "" : "; ") + ("check '" + c.name + "' failed: " + c.detail);
+    }
+  }
+  return r;
+}
+
+}  // namespace shardbench

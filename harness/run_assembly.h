@@ -1,0 +1,45 @@
+// The one place a finished instance's result is put together from its ranks' records, for every
+// engine: ours (harness/scenario_runner.cc, on rank 0) and a peer's (harness/peer_launch.cc,
+// from the records PyTorch's ranks wrote). Same metric table, same memory section and memory
+// model beside it, same checks around the engine's own: a peer is measured and judged exactly as
+// our engines are, and what it does not measure is named, never written as zero.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/metric_table.h"
+#include "harness/rank_record.h"
+#include "harness/scenario/scenario.h"
+#include "reporters/run_result.h"
+
+namespace shardbench {
+
+// What a finished run knows besides its ranks' records.
+struct RunFrame {
+  std::string run_id, started_at;
+  nlohmann::json provenance;
+  RunFacts facts;  // step_metrics_from and trainable_bytes are set here from the scenario and records
+  int64_t trainable_bytes = 0;  // all trainable parameters' bytes (grad_blowup, grad_memory)
+  // The checks the run made itself, in report order (learning, frozen_dtype, loss_parity, the
+  // checkpoint checks): they go between `finite` (first) and `grad_memory` (last, when asked).
+  std::vector<Check> checks;
+  std::optional<int64_t> resumed_from_step;
+  // Metrics the engine does not measure, with why (a peer's). A figure recorded as NaN is not
+  // measured either: its metric is left out and listed, with the reason given here if any.
+  std::map<std::string, std::string> not_measured;
+  std::vector<std::string> peer_warnings;
+};
+
+RunResult AssembleRunResult(const Scenario& s, const std::vector<RankRecord>& all, RunFrame frame);
+
+// Moves every metric with a NaN sample or per-rank value (a figure not measured) out of
+// `metrics`, into the list returned, each with its reason from `why` (or a generic one).
+std::vector<NotMeasured> TakeUnmeasured(std::vector<Metric>& metrics, const std::map<std::string, std::string>& why);
+
+}  // namespace shardbench

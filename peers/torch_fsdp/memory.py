@@ -1,0 +1,158 @@
+"""Memory on the peer, measured as shardbench's engines measure theirs (docs/architecture.md, "The
+memory record"; engine/memory/memory_record.h names the categories):
+
+- held by category, exact, from the wrapped model's own tensors: parameters sharded and
+  unsharded, gradients, optimizer state; each storage counted once (FSDP1's original parameters
+  are views into its flat parameter, FSDP2's gradients views into one reduce-scatter output per
+  unit), at its allocated size (padding included, as our engines count it);
+- the host's high-water mark (VmHWM), split into init and training: Linux restarts it from the
+  current RSS when 5 is written to /proc/self/clear_refs, which the peer does when warmup ends;
+- on GPU, the CUDA caching allocator's figures, reset when warmup ends.
+
+FSDP1's flat parameters (and their unsharded and mixed-precision buffers) are reached through
+`FullyShardedDataParallel.fsdp_modules` and each module's `_handle`; FSDP2's through each
+module's `_get_fsdp_state()._fsdp_param_group`. Both are private: where a torch version lacks
+them, `held` raises `NotMeasurable` and the figures are reported as not measured, never as zero.
+"""
+import torch
+
+CATEGORIES = ("params_sharded", "params_unsharded", "grads", "optim_state")
+DTYPE_NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}
+
+
+class NotMeasurable(Exception):
+    """This torch version does not expose what the figure is counted from."""
+
+
+def _local(t):
+    """A DTensor's local shard (FSDP2), else the tensor itself."""
+    return t.to_local() if hasattr(t, "to_local") else t
+
+
+class _Storages:
+    """Storages counted once each, in the first category that claims them."""
+
+    def __init__(self):
+        self.seen = set()
+        self.bytes = {c: 0 for c in CATEGORIES}
+        self.by_dtype = {}
+
+    def add(self, category, tensor):
+        if tensor is None:
+            return
+        t = _local(tensor)
+        storage = t.untyped_storage()
+        size = storage.nbytes()
+        if size == 0:  # freed (FSDP resizes a resharded buffer's storage to 0)
+            return
+        key = (t.device, storage.data_ptr())
+        if key in self.seen:
+            return
+        self.seen.add(key)
+        self.bytes[category] += size
+        if category == "params_sharded":
+            name = DTYPE_NAMES.get(t.dtype)
+            if name:
+                self.by_dtype[name] = self.by_dtype.get(name, 0) + size
+
+
+def _fsdp1_handles(model):
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    handles = []
+    for m in FSDP.fsdp_modules(model):
+        if not hasattr(m, "_handle"):
+            raise NotMeasurable("FullyShardedDataParallel has no _handle in this torch version")
+        if m._handle is not None:
+            handles.append(m._handle)
+    return handles
+
+
+def _fsdp2_params(model):
+    from torch.distributed.fsdp import FSDPModule
+    params = []
+    for m in model.modules():
+        if not isinstance(m, FSDPModule):
+            continue
+        if not hasattr(m, "_get_fsdp_state"):
+            raise NotMeasurable("fully_shard modules have no _get_fsdp_state in this torch version")
+        group = m._get_fsdp_state()._fsdp_param_group
+        if group is not None:
+            params.extend(group.fsdp_params)
+    return params
+
+
+def held(engine, model, optimizer):
+    """Bytes by category this rank holds now, and parameter bytes by stored dtype."""
+    s = _Storages()
+    if engine == "torch_fsdp1":
+        handles = _fsdp1_handles(model)
+        for h in handles:
+            s.add("params_sharded", h.flat_param)  # the local shard (its storage: `_local_shard`'s)
+        for p in model.parameters():  # use_orig_params: views into the flat shards above
+            s.add("params_sharded", p)
+        for h in handles:
+            fp = h.flat_param
+            for name in ("_full_param_padded", "_full_prec_full_param_padded", "_mp_shard"):
+                s.add("params_unsharded", getattr(fp, name, None))
+        for h in handles:  # the sharded gradient covers the whole flat shard, frozen slots too
+            s.add("grads", h.flat_param.grad)
+            s.add("grads", getattr(h.flat_param, "_saved_grad_shard", None))
+    else:
+        fsdp_params = _fsdp2_params(model)
+        for fp in fsdp_params:
+            s.add("params_sharded", fp._sharded_param_data)  # padded: the view `sharded_param` lies inside
+        for p in model.parameters():
+            s.add("params_sharded", p)
+        for fp in fsdp_params:
+            for t in getattr(fp, "all_gather_outputs", []) or []:
+                s.add("params_unsharded", t)
+            s.add("params_unsharded", getattr(fp, "_unsharded_param", None))
+    for p in model.parameters():
+        s.add("grads", p.grad)
+    for state in optimizer.state.values():
+        for v in state.values():
+            if torch.is_tensor(v):
+                s.add("optim_state", v)
+    return s.bytes, s.by_dtype
+
+
+# ---- the host's high-water mark ----
+
+def host_rss_peak():
+    """VmHWM of this process, in bytes (the kernel's own figure, as shardbench's engines read it)."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise NotMeasurable("/proc/self/status has no VmHWM")
+
+
+def reset_host_rss_peak():
+    """Restarts VmHWM from the current RSS (Linux: 5 written to /proc/self/clear_refs). Returns
+    why it could not, or None."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return None
+    except OSError as e:
+        return f"/proc/self/clear_refs refused the peak reset ({e.strerror}): VmHWM would include init"
+
+
+# ---- the CUDA caching allocator ----
+
+def reset_device_peaks(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def device_figures(device):
+    """The caching allocator's figures, under the metric names shardbench reports (GPU only)."""
+    if device.type != "cuda":
+        return {}
+    s = torch.cuda.memory_stats(device)
+    return {"device_allocated_peak": s.get("allocated_bytes.all.peak", 0),
+            "device_reserved_peak": s.get("reserved_bytes.all.peak", 0),
+            "device_active_peak": s.get("active_bytes.all.peak", 0),
+            "device_alloc_retries": s.get("num_alloc_retries", 0),
+            "device_ooms": s.get("num_ooms", 0)}
