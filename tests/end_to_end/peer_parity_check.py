@@ -3,7 +3,7 @@
 tiny Llama, 2 Gloo ranks, LoRA and full): every instance green (its loss_parity check against the
 one-process reference included), per_param's losses equal torch_fsdp2's and flat's equal
 torch_fsdp1's within 1e-5 relative, peer results valid against the results schema and carrying
-the peer's versions; init=meta from a Hugging Face directory (transformers wrote it) with
+the peer's versions; memory by category and collectives equal per rank (below); init=meta from a Hugging Face directory (transformers wrote it) with
 activation checkpointing on all four engines, each peer equal to its engine; and a combination
 PyTorch refuses reported as a red finding with PyTorch's own message, not a crash.
 
@@ -55,6 +55,38 @@ for lora in ("true", "false"):
         if checks.get("loss_parity") is not True:
             fail(f"{peer} lora={lora}: no passing loss_parity check: {b['checks']}")
         print(f"{ours:9s} vs {peer:11s} lora={lora:5s}: max relative loss difference {worst:.2e}")
+
+# Measured as ours (W3 1/7): the bytes the peer's ranks hold by category, from PyTorch's own tensors,
+# and the collectives it issued, counted at the c10d call, equal our engine's on every rank. One
+# difference, explained byte by byte: torch.optim.AdamW keeps each parameter's step count as a
+# float32 tensor (4 bytes) in its state, our AdamW as a host integer per parameter group; so the
+# peer's optimizer state is 4 bytes more per parameter tensor with state on the rank (FSDP2: every
+# trainable tensor; FSDP1 with use_orig_params: those whose part of the flat shard is not empty).
+def figure(result, name):
+    return next((m["per_rank"] for m in result["metrics"] if m["name"] == name), None)
+
+
+TENSORS_WITH_STATE = {"true": 28, "false": 21}  # tiny, 2 layers: LoRA A and B on 7 targets; all 9 + 3 tensors
+for lora in ("true", "false"):
+    for ours, peer in (("per_param", "torch_fsdp2"), ("flat", "torch_fsdp1")):
+        a = results[f"peers_tiny[engine={ours},enabled={lora}]"]
+        b = results[f"peers_tiny[engine={peer},enabled={lora}]"]
+        exact = ["param_bytes", "param_bytes_fp32", "grad_bytes", "grad_blowup"]
+        exact += sorted(m["name"] for m in a["metrics"] if m["name"].endswith(("_count", "_bytes")) and m["name"].startswith("comm_"))
+        for name in exact:
+            if figure(a, name) is None or figure(a, name) != figure(b, name):
+                fail(f"{ours} vs {peer} lora={lora}: {name} per rank {figure(a, name)} vs {figure(b, name)}")
+        extra = [y - x for x, y in zip(figure(a, "optim_state_bytes"), figure(b, "optim_state_bytes"))]
+        if peer == "torch_fsdp2" and extra != [4 * TENSORS_WITH_STATE[lora]] * 2:
+            fail(f"{ours} vs {peer} lora={lora}: optimizer state differs by {extra} bytes per rank, expected "
+                 f"4 x {TENSORS_WITH_STATE[lora]} step tensors")
+        if any(e <= 0 or e % 4 or e > 4 * TENSORS_WITH_STATE[lora] for e in extra):
+            fail(f"{ours} vs {peer} lora={lora}: optimizer state differs by {extra} bytes per rank (not 4 per step tensor)")
+        absent = {n["name"] for n in b.get("not_measured", [])}
+        if "peak_allocated" not in absent or any(m["name"] in absent for m in b["metrics"]):
+            fail(f"{peer}: the metrics it does not measure are not listed as such: {sorted(absent)}")
+        print(f"{ours:9s} vs {peer:11s} lora={lora:5s}: {', '.join(exact)} equal per rank; optimizer state +{extra} "
+              f"bytes (AdamW's step tensors)")
 
 # init=meta from a Hugging Face directory with activation checkpointing, on all four engines: the
 # torchtune recipe on the peers (meta device, sharded, to_empty, the checkpoint broadcast from

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""PyTorch's FSDP measured as our engines are (W3 1/7): the frozen-mix gradient blowup caught on
+PyTorch itself, by bytes, and the peer's training peak free of init's memory.
+
+1. `run scenarios/lora_blowup.yaml engine=torch_fsdp1 checks.max_grad_blowup=1.1`: the
+   use_orig_params=true, transformer_block instance is red on grad_memory with its bytes (PyTorch's
+   own warning says 64,896 numel instead of 18,688: 259,584 bytes for 74,752 owned), the
+   lora_separate instances are green; the console prints PyTorch's warning and says "not
+   measured" where the peer measured nothing, never 0.00; every rank's gradient bytes equal our
+   flat engine's on the same scenario exactly.
+2. The host peak reset the peer makes when warmup ends (peers/torch_fsdp/memory.py) drops what
+   init allocated and freed: a 256 MiB ballast touched and freed before the reset is not in the
+   peak after it.
+
+The exact equality of the peer's memory by category and collectives with our engines' on
+peers_tiny is checked in peer_parity_check.py, on the run it already makes.
+
+    tests/end_to_end/peer_measurement_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+binary, source, work = sys.argv[1:4]
+shutil.rmtree(work, ignore_errors=True)
+scenario = os.path.join(source, "scenarios", "lora_blowup.yaml")
+
+
+def fail(msg):
+    sys.exit(f"peer_measurement_check: {msg}")
+
+
+def run(engine, out):
+    p = subprocess.run([binary, "run", scenario, f"engine={engine}", "checks.max_grad_blowup=1.1", "train.steps=2",
+                        "--out", os.path.join(work, out)], capture_output=True, text=True)
+    index = json.load(open(os.path.join(work, out, "index.json")))
+    results = {i["name"]: json.load(open(os.path.join(work, out, i["file"]))) for i in index["instances"]}
+    return p, results
+
+
+blowup = "lora_blowup[use_orig_params=true,wrap_policy=transformer_block]"
+peer_run, peer = run("torch_fsdp1", "peer")
+flat_run, flat = run("flat", "flat")
+if peer_run.returncode != 1:
+    fail(f"the peer run should exit 1 (the blowup instance red), got {peer_run.returncode}\n{peer_run.stderr[-3000:]}")
+
+# 1. Red on the blowup, with the bytes; green where LoRA is wrapped apart.
+for name, r in peer.items():
+    checks = {c["name"]: c for c in r["checks"]}
+    grad = checks.get("grad_memory")
+    if grad is None:
+        fail(f"{name}: no grad_memory check: {r['checks']}")
+    if name == blowup:
+        if r["status"] != "failed" or grad["passed"]:
+            fail(f"{name}: expected red on grad_memory, got {r['status']}: {grad}")
+        if "259584 gradient bytes for 74752 trainable bytes" not in grad["detail"]:
+            fail(f"{name}: the check should name the bytes: {grad['detail']}")
+        if not any("64896 numel instead of 18688" in w for w in r.get("peer_warnings", [])):
+            fail(f"{name}: PyTorch's warning missing from peer_warnings: {r.get('peer_warnings')}")
+    elif r["status"] != "ok" or not grad["passed"]:
+        fail(f"{name}: expected green, got {r['status']}: {r['message']}")
+    print(f"{name}: {r['status']}, {grad['detail']}")
+
+# ... and the console says so: PyTorch's warning, "not measured" rather than a zero.
+out = peer_run.stdout
+if "peer warned" not in out or "64896 numel" not in out:
+    fail(f"the console summary does not show PyTorch's warning:\n{out[-3000:]}")
+if "unsharded peak not measured" not in out or "unsharded peak 0.00" in out:
+    fail(f"the console summary prints a figure the peer did not measure:\n{out[-3000:]}")
+
+# No metric the result lists as not measured is also written as a figure.
+for name, r in peer.items():
+    absent = {n["name"] for n in r.get("not_measured", [])}
+    written = {m["name"] for m in r["metrics"]}
+    if absent & written:
+        fail(f"{name}: metrics both written and listed as not measured: {sorted(absent & written)}")
+    if "params_unsharded_peak_bytes" not in absent:
+        fail(f"{name}: params_unsharded_peak_bytes should be listed as not measured: {sorted(absent)}")
+
+# The peer's gradient bytes per rank equal our flat engine's, instance by instance.
+for name, r in peer.items():
+    def grads(result):
+        return next(m["per_rank"] for m in result["metrics"] if m["name"] == "grad_bytes")
+    if grads(r) != grads(flat[name]):
+        fail(f"{name}: gradient bytes per rank: torch_fsdp1 {grads(r)}, flat {grads(flat[name])}")
+    print(f"{name}: grad bytes per rank {grads(r)} on torch_fsdp1 and flat")
+
+# 2. The host peak after the reset holds nothing of what was freed before it.
+sys.path.insert(0, os.path.join(source, "peers", "torch_fsdp"))
+import memory  # noqa: E402
+import torch  # noqa: E402
+
+ballast = torch.ones(64 * 1024 * 1024, dtype=torch.float32)  # 256 MiB, every page touched
+with_ballast = memory.host_rss_peak()
+del ballast
+why = memory.reset_host_rss_peak()
+if why:
+    fail(f"the peak reset failed here: {why}")
+after = memory.host_rss_peak()
+if with_ballast - after < 200 * 1024 * 1024:
+    fail(f"VmHWM {with_ballast} before the reset, {after} after: init's freed 256 MiB still counted")
+print(f"host peak with a freed 256 MiB ballast {with_ballast >> 20} MiB, after the reset {after >> 20} MiB")
+print("peer_measurement_check: ok")
