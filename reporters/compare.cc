@@ -9,6 +9,7 @@
 
 #include "reporters/format.h"
 #include "reporters/multiple_testing.h"
+#include "reporters/peer_warnings.h"
 #include "reporters/power.h"
 #include "reporters/significance.h"
 #include "reporters/statistics.h"
@@ -404,9 +405,11 @@ void CollectCurrentChecks(const ResultSet& base, const ResultSet& current, Compa
       }
       continue;
     }
-    for (const auto& check : ReadInstance(c).checks) {
+    const StoredResult result = ReadInstance(c);
+    for (const auto& check : result.checks) {
       out.checks.push_back({c.name, check.name, check.detail, check.passed, c.expect == "red" && c.as_expected});
     }
+    if (!result.peer_warnings.empty()) out.peer_warnings.push_back({c.name, FoldPeerWarnings(result.peer_warnings)});
   }
 }
 

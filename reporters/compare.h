@@ -67,6 +67,9 @@ struct Comparison {
   std::vector<MetricComparison> metrics;
   std::vector<CheckOutcome> checks;     // CURRENT's checks
   std::vector<std::string> failures;    // red for reasons other than a metric or a check (an instance missing or erroring)
+  // CURRENT's instances whose peer libraries warned (PyTorch's FSDP1 gradient-memory warning...),
+  // folded (reporters/peer_warnings.h): often the first sign of what a metric then shows.
+  std::vector<std::pair<std::string, std::vector<std::string>>> peer_warnings;
   std::vector<std::string> notes;       // informational: new instances, changed versions, expired suppressions
   // Instances whose two sides ran different scenarios, each with its differences ("lora.r 16 ->
   // 32"): their metrics moved with the change (reports group them under it).

@@ -137,6 +137,9 @@ std::string ConsoleReport(const Comparison& c) {
       << "\n    " << k.detail << "\n";
   }
   for (const auto& f : c.failures) s << "problem: " << f << "\n";
+  for (const auto& [instance, warnings] : c.peer_warnings) {
+    for (const auto& w : warnings) s << "peer warned: " << instance << ": " << w << "\n";
+  }
   for (const auto& [instance, diffs] : c.scenario_changes) s << "scenario changed: " << instance << ": " << Joined(diffs) << "\n";
   for (const auto& n : c.notes) s << "note: " << n << "\n";
   const std::string power = PowerLine(c);
@@ -200,6 +203,13 @@ std::string MarkdownReport(const Comparison& c) {
   if (!c.failures.empty()) {
     s.structure("**Run problems**\n\n");
     for (const auto& f : c.failures) s.item("- " + EscapeMarkdown(f) + "\n");
+    s.structure("\n");
+  }
+  if (!c.peer_warnings.empty()) {
+    s.structure("**Warnings the peer's libraries raised**\n\n");
+    for (const auto& [instance, warnings] : c.peer_warnings) {
+      for (const auto& w : warnings) s.item("- `" + EscapeMarkdown(instance) + "` " + EscapeMarkdown(w) + "\n");
+    }
     s.structure("\n");
   }
   // Metrics that moved on an unchanged scenario; then, once per instance whose scenario changed,

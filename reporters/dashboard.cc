@@ -9,6 +9,7 @@
 #include "reporters/dashboard_assets.h"
 #include "reporters/format.h"
 #include "reporters/memory_timeline.h"
+#include "reporters/peer_warnings.h"
 #include "reporters/statistics.h"
 
 namespace shardbench {
@@ -122,6 +123,9 @@ nlohmann::json InstancesJson(const ResultSet* base, const ResultSet& current, co
       if (const InstanceResult* b = base->find(inst.name); b && !b->result.is_null()) entry["loss_base"] = ReadInstance(*b).loss;
     }
     entry["rank_steps"] = RankStepsJson(result);
+    entry["peer_warnings"] = FoldPeerWarnings(result.peer_warnings);
+    entry["not_measured"] = nlohmann::json::array();
+    for (const auto& n : result.not_measured) entry["not_measured"].push_back({{"name", n.name}, {"why", n.why}});
     AddTraces(entry, inst, page_dir);
     // The headline metrics, for a page that shows one run on its own.
     static const std::vector<std::string> kHeadline = {"tokens_per_s", "step_time", "mfu", "init_time", "peak_allocated",

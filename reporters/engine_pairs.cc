@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "reporters/format.h"
+#include "reporters/peer_warnings.h"
 
 namespace shardbench {
 namespace {
@@ -64,6 +65,36 @@ std::string LossText(const EnginePair& p) {
   return Sci(p.loss_max_rel) + (p.loss_ok() ? " ok" : " OVER") + " (tol " + Sci(p.loss_rtol) + ", " + std::to_string(p.judged) + " steps)";
 }
 
+// The exact figures shown side by side, in this order; then every collective either side ran.
+const std::vector<std::string> kExactFigures = {"param_bytes", "params_unsharded_peak_bytes", "grad_bytes",
+                                                "grads_unsharded_peak_bytes", "grad_blowup", "optim_state_bytes",
+                                                "peak_allocated", "device_allocated_peak"};
+
+std::vector<ExactSide> ExactSideBySide(const StoredResult& a, const StoredResult& b) {
+  std::vector<std::string> names = kExactFigures;
+  for (const StoredResult* r : {&a, &b}) {
+    for (const auto& m : r->metrics) {
+      const bool comm = m.name.rfind("comm_", 0) == 0 && m.kind == "exact";
+      if (comm && std::find(names.begin(), names.end(), m.name) == names.end()) names.push_back(m.name);
+    }
+  }
+  std::vector<ExactSide> out;
+  for (const auto& name : names) {
+    const StoredMetric *ma = a.metric(name), *mb = b.metric(name);
+    ExactSide e{name, ma ? ma->unit : mb ? mb->unit : "", std::nullopt, std::nullopt,
+                a.not_measured_metric(name) != nullptr, b.not_measured_metric(name) != nullptr};
+    if (ma && ma->median) e.a = *ma->median;
+    if (mb && mb->median) e.b = *mb->median;
+    if (e.a || e.b || e.a_not_measured != e.b_not_measured) out.push_back(e);
+  }
+  return out;
+}
+
+std::string SideText(const std::optional<double>& v, bool not_measured, const std::string& unit) {
+  if (v) return unit == "bytes" || unit == "count" ? std::to_string(static_cast<int64_t>(*v)) : Fixed(*v, 3);
+  return not_measured ? "not measured" : "-";
+}
+
 }  // namespace
 
 std::vector<EnginePair> PairEngines(const std::vector<const ResultSet*>& sets) {
@@ -102,6 +133,9 @@ std::vector<EnginePair> PairEngines(const std::vector<const ResultSet*>& sets) {
       p.tokens = Ratio(ra, rb, {"tokens_per_s"});
       p.memory = Ratio(ra, rb, {"device_reserved_peak", "host_rss_peak"});
       p.init = Ratio(ra, rb, {"init_time"});
+      p.exact = ExactSideBySide(ra, rb);
+      p.warnings_a = FoldPeerWarnings(ra.peer_warnings);
+      p.warnings_b = FoldPeerWarnings(rb.peer_warnings);
       out.push_back(p);
     }
   }
@@ -122,6 +156,17 @@ std::string EnginePairsConsole(const std::vector<EnginePair>& pairs) {
     out += line;
     if (!p.note.empty()) out += "    note: " + p.note + "\n";
   }
+  for (const auto& p : pairs) {
+    if (p.exact.empty()) continue;
+    out += "\n" + p.scenario + ": " + p.engine_a + " vs " + p.engine_b + ", exact figures (the largest rank's)\n";
+    for (const auto& e : p.exact) {
+      std::snprintf(line, sizeof(line), "  %-32s %16s %16s  %s\n", e.metric.c_str(), SideText(e.a, e.a_not_measured, e.unit).c_str(),
+                    SideText(e.b, e.b_not_measured, e.unit).c_str(), e.equal() ? "equal" : (e.a && e.b) ? "DIFFER" : "");
+      out += line;
+    }
+    for (const auto& w : p.warnings_a) out += "  " + p.engine_a + " warned: " + w + "\n";
+    for (const auto& w : p.warnings_b) out += "  " + p.engine_b + " warned: " + w + "\n";
+  }
   out += "Ratios are a / b of medians; intervals: percentile bootstrap over ";
   out += pairs[0].tokens && pairs[0].tokens->samples == "repetitions" ? "repetitions (one median per launch).\n"
                                                                      : "one launch's measured steps (launch-to-launch noise not included; use --repetitions 3 or more).\n";
@@ -140,6 +185,19 @@ std::string EnginePairsMarkdown(const std::vector<EnginePair>& pairs) {
   out += "\nRatios are a / b of medians with 95% percentile-bootstrap intervals (over repetitions when there are 3 or more, "
          "else over one launch's measured steps). Loss: the largest relative difference of the global loss over the first "
          "checks.loss_parity_steps steps, against checks.loss_rtol.\n";
+  for (const auto& p : pairs) {
+    if (p.exact.empty() && p.warnings_a.empty() && p.warnings_b.empty()) continue;
+    out += "\n<details><summary>" + EscapeMarkdown(p.scenario) + ": " + EscapeMarkdown(p.engine_a) + " vs " +
+           EscapeMarkdown(p.engine_b) + ", memory and communication (exact, the largest rank's)</summary>\n\n";
+    out += "| metric | " + EscapeMarkdown(p.engine_a) + " | " + EscapeMarkdown(p.engine_b) + " | |\n|---|---|---|---|\n";
+    for (const auto& e : p.exact) {
+      out += "| " + EscapeMarkdown(e.metric) + " | " + SideText(e.a, e.a_not_measured, e.unit) + " | " +
+             SideText(e.b, e.b_not_measured, e.unit) + " | " + (e.equal() ? "equal" : (e.a && e.b) ? "**differ**" : "") + " |\n";
+    }
+    for (const auto& w : p.warnings_a) out += "\n> " + EscapeMarkdown(p.engine_a) + " warned: " + EscapeMarkdown(w) + "\n";
+    for (const auto& w : p.warnings_b) out += "\n> " + EscapeMarkdown(p.engine_b) + " warned: " + EscapeMarkdown(w) + "\n";
+    out += "\n</details>\n";
+  }
   return out;
 }
 
@@ -150,11 +208,21 @@ nlohmann::json EnginePairsJson(const std::vector<EnginePair>& pairs) {
     return {{"metric", f->metric}, {"ratio", f->interval.ratio}, {"low", f->interval.low}, {"high", f->interval.high},
             {"samples", f->samples}, {"n_a", f->samples_a}, {"n_b", f->samples_b}};
   };
+  auto exact = [](const std::vector<ExactSide>& figures) {
+    nlohmann::json rows = nlohmann::json::array();
+    auto side = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    for (const auto& e : figures) {
+      rows.push_back({{"metric", e.metric}, {"unit", e.unit}, {"a", side(e.a)}, {"b", side(e.b)},
+                      {"a_not_measured", e.a_not_measured}, {"b_not_measured", e.b_not_measured}});
+    }
+    return rows;
+  };
   for (const auto& p : pairs) {
     out.push_back({{"scenario", p.scenario}, {"engine_a", p.engine_a}, {"engine_b", p.engine_b}, {"instance_a", p.instance_a},
                    {"instance_b", p.instance_b}, {"loss_max_rel", p.loss_max_rel}, {"loss_judged_steps", p.judged},
                    {"loss_rtol", p.loss_rtol}, {"loss_ok", p.loss_ok()}, {"tokens_per_s", ratio(p.tokens)},
-                   {"memory", ratio(p.memory)}, {"init_time", ratio(p.init)}, {"note", p.note}});
+                   {"memory", ratio(p.memory)}, {"init_time", ratio(p.init)}, {"note", p.note},
+                   {"exact", exact(p.exact)}, {"warnings_a", p.warnings_a}, {"warnings_b", p.warnings_b}});
   }
   return out;
 }

@@ -20,6 +20,15 @@ struct RatioFigure {
   std::string samples;     // "repetitions" (one median per launch) | "steps" (one launch's measured steps)
 };
 
+// One exact figure on both sides (bytes or counts, the largest rank's): unset where a side did not
+// measure it (its result lists it under not_measured) or never had it (no such collective).
+struct ExactSide {
+  std::string metric, unit;
+  std::optional<double> a, b;
+  bool a_not_measured = false, b_not_measured = false;
+  bool equal() const { return a && b && *a == *b; }
+};
+
 struct EnginePair {
   std::string scenario;            // the instance name without its engine coordinate
   std::string engine_a, engine_b;  // a: the first of the pair (ours where one side is ours)
@@ -31,6 +40,10 @@ struct EnginePair {
   double loss_rtol = 0;
   bool loss_ok() const { return judged > 0 && loss_max_rel <= loss_rtol; }
   std::optional<RatioFigure> tokens, memory, init;
+  // Memory by category and communication, side by side (exact figures, W3 1/7): held bytes,
+  // unsharded peaks, gradient blowup, allocator peaks, every collective's count and bytes.
+  std::vector<ExactSide> exact;
+  std::vector<std::string> warnings_a, warnings_b;  // what each side's libraries warned (folded)
   std::string note;  // why something could not be compared
 };
 

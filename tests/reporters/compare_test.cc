@@ -2,6 +2,8 @@
 // policy parsing, and the reporters on fixed results.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -221,6 +223,42 @@ TEST(EnginePairs, PairsBySharedScenarioAndJudgesLossOverTheFirstSteps) {
   theirs.instances = {EngineResult("torch_fsdp2", {5.0}, 1, 1)};
   EXPECT_EQ(PairEngines({&ours, &theirs}).size(), 1u);
   EXPECT_TRUE(PairEngines({&ours}).empty());
+}
+
+// Memory by category and communication side by side, exact: equal or not, a side that did not
+// measure a figure says so (never 0), and PyTorch's per-unit warnings fold into one line.
+TEST(EnginePairs, ExactFiguresSideBySideWithWhatASideDidNotMeasure) {
+  InstanceResult ours = EngineResult("flat", {5.0, 4.0}, 100, 100), peer = EngineResult("torch_fsdp1", {5.0, 4.0}, 100, 100);
+  auto exact = [](const std::string& name, double value) {
+    return nlohmann::json{{"name", name}, {"unit", "bytes"}, {"better", "lower"}, {"kind", "exact"}, {"samples", {value}},
+                          {"per_rank", {value, value}}, {"median", value}, {"p10", value}, {"p90", value},
+                          {"min", value}, {"max", value}};
+  };
+  for (auto* r : {&ours.result, &peer.result}) {
+    (*r)["metrics"].push_back(exact("grad_bytes", 259584));
+    (*r)["metrics"].push_back(exact("comm_all_gather_bytes", r == &ours.result ? 100 : 120));
+  }
+  ours.result["metrics"].push_back(exact("params_unsharded_peak_bytes", 390912));
+  peer.result["not_measured"] = {{{"name", "params_unsharded_peak_bytes"}, {"why", "inside PyTorch's hooks"}}};
+  peer.result["peer_warnings"] = {"layers.0 has both parameters with requires_grad=True and False.",
+                                  "layers.1 has both parameters with requires_grad=True and False."};
+  ResultSet set;
+  set.instances = {ours, peer};
+  const auto pairs = PairEngines({&set});
+  ASSERT_EQ(pairs.size(), 1u);
+  std::map<std::string, ExactSide> by;
+  for (const auto& e : pairs[0].exact) by[e.metric] = e;
+  EXPECT_TRUE(by.at("grad_bytes").equal());
+  EXPECT_FALSE(by.at("comm_all_gather_bytes").equal());
+  EXPECT_EQ(*by.at("params_unsharded_peak_bytes").a, 390912);
+  EXPECT_FALSE(by.at("params_unsharded_peak_bytes").b.has_value());
+  EXPECT_TRUE(by.at("params_unsharded_peak_bytes").b_not_measured);
+  ASSERT_EQ(pairs[0].warnings_b.size(), 1u);
+  EXPECT_EQ(pairs[0].warnings_b[0], "<unit> has both parameters with requires_grad=True and False. (2 units: layers.0, layers.1)");
+  const std::string console = EnginePairsConsole(pairs), md = EnginePairsMarkdown(pairs);
+  EXPECT_NE(console.find("not measured"), std::string::npos) << console;
+  EXPECT_NE(console.find("DIFFER"), std::string::npos) << console;
+  EXPECT_NE(md.find("torch\\_fsdp1 warned"), std::string::npos) << md;
 }
 
 // Two torch releases under the same peer scenario: the regression is judged as any other and
