@@ -64,7 +64,9 @@ Subcommand AddRun(CLI::App& app, const std::string& self_exe) {
                                                  "with --target-mde: until its gated metrics are pinned (MAX 20)");
   cmd->add_option("--target-mde", run->target_mde, "With --repetitions auto: the change (0.10 = 10%) the gated sampled "
                                                    "metrics must be able to catch");
-  cmd->add_option("--only", run->only, "Run only the instances whose names match this glob (repeatable), e.g. 'smoke_*'");
+  // One glob per --only (repeat the flag): a multi-value option would swallow the overrides after it.
+  cmd->add_option("--only", run->only, "Run only the instances whose names match this glob (repeatable), e.g. 'smoke_*'")
+      ->allow_extra_args(false);
   cmd->add_option("--policy", run->policy, "With --repetitions auto: the gate policy that says which metrics are gated");
   cmd->add_flag("--trace", run->trace, "Write every instance's per-rank timeline (profile.trace=true): "
                                        "<instance>/rep<N>/trace.json, for Perfetto UI or chrome://tracing");

@@ -36,6 +36,7 @@ try:  # a broken environment is infrastructure (exit 3), not a failed check
     import memory  # noqa: E402
     import meta_init  # noqa: E402
     import records  # noqa: E402
+    import unshard_gauge  # noqa: E402
     import wrap  # noqa: E402
 except ImportError as e:
     print(f"peer: the peer's Python lacks a package: {e}", file=sys.stderr)
@@ -75,10 +76,6 @@ def param_groups(model, train, flat_params):
 # What the peer does not measure, and why (the result lists these instead of zeros).
 NOT_MEASURED = {
     "grad_sync_time": "PyTorch reduces gradients inside backward's hooks: there is no separate phase to time",
-    "params_unsharded_peak_bytes": "PyTorch frees a unit's gathered parameters inside its hooks; the peer samples "
-                                   "memory between steps only",
-    "grads_unsharded_peak_bytes": "PyTorch frees the unsharded gradients inside its post-backward hook; the peer "
-                                  "samples memory between steps only",
     "peak_allocated": "PyTorch's CPU allocator keeps no statistics (on GPU: the CUDA allocator's device_* figures)",
     "init_peak_bytes": "PyTorch's CPU allocator keeps no statistics (init_host_rss_peak is init's host peak)",
     "checkpoint_bytes_read": "not counted on the peer (transformers and safetensors read the files)",
@@ -107,6 +104,7 @@ class PeerRun:
         self.record = records.RankRecord()
         self.not_measured = dict(NOT_MEASURED)
         self.counter = collectives.CollectiveCounter()
+        self.gauge = unshard_gauge.UnshardGauge()
         self.checks = []
         self.refusal = None
 
@@ -125,6 +123,9 @@ class PeerRun:
         else:
             self.device = torch.device("cpu")
         self.counter.install()  # before FSDP looks anything up
+        why = self.gauge.install(self.engine)
+        if why:
+            self.not_measured["params_unsharded_peak_bytes"] = self.not_measured["grads_unsharded_peak_bytes"] = why
         t = time.perf_counter()
         dist.init_process_group(self.s["backend"], timeout=datetime.timedelta(seconds=float(self.s["timeout_s"])),
                                 device_id=self.device if self.s["backend"] == "nccl" else None)
@@ -220,22 +221,25 @@ class PeerRun:
             if not math.isfinite(loss):  # the global loss: every rank stops after this very step
                 self.stopped_after = step + 1
                 break
-            if step + 1 == self.save_at:  # between steps, outside their timers and counts
+            if step + 1 == self.save_at:  # between steps, outside their timers, counts and peaks
                 self.counter.stop()
+                self.gauge.stop()
                 with records.keeping_warnings():
                     if self.s["checks"]["state_dict_roundtrip"]:
                         self.at_save = checkpoints.local_state(self.model, self.optimizer)
                     self.saved = checkpoints.save(self.kind, self.model, self.optimizer, self.checkpoint_dir,
                                                   self.model_dir, os.path.join(self.args.init, "adapter"))
-                self.counter.counting = step + 1 > warmup
+                self.counter.counting = self.gauge.active = step + 1 > warmup
         else:
             self.stopped_after = None
         self.counter.stop()
+        self.gauge.stop()
 
     def start_measured_window(self):
         """Counts and peaks cover the measured steps only (as start_measured_window in
         harness/scenario_runner.cc)."""
         self.counter.start()
+        self.gauge.start()
         memory.reset_device_peaks(self.device)
         why = memory.reset_host_rss_peak()
         if why:
@@ -286,6 +290,8 @@ class PeerRun:
             for name in ("param_bytes", "grad_bytes", "optim_state_bytes", "grad_blowup"):
                 self.not_measured[name] = str(e)
             rec.param_bytes_by_dtype = {}
+        if "params_unsharded_peak_bytes" not in self.not_measured:
+            rec.peak = {"params_unsharded": self.gauge.params_peak, "grads": self.gauge.grads_peak}
         if "host_rss_peak" not in self.not_measured:
             rec.figures["host_rss_peak"] = memory.host_rss_peak()
         rec.figures.update(memory.device_figures(self.device))

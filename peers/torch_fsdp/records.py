@@ -46,6 +46,7 @@ class RankRecord:
     local_loss: list = dataclasses.field(default_factory=list)  # this rank's own
     figures: dict = dataclasses.field(default_factory=dict)     # metric name -> this rank's value
     held: dict = dataclasses.field(default_factory=dict)        # category -> bytes, after the last step
+    peak: dict = dataclasses.field(default_factory=dict)        # category -> its gauge's peak, measured steps
     param_bytes_by_dtype: dict = dataclasses.field(default_factory=dict)
     comm: dict = None                                           # collective -> {count, bytes, seconds}
 
@@ -55,7 +56,7 @@ class RankRecord:
             series["optimizer_seconds"] = self.optimizer_seconds
         if self.comm_wait_seconds:
             series["comm_wait_seconds"] = self.comm_wait_seconds
-        out = {"series": series, "figures": self.figures, "held": self.held,
+        out = {"series": series, "figures": self.figures, "held": self.held, "peak": self.peak,
                "param_bytes_by_dtype": self.param_bytes_by_dtype}
         if self.comm is not None:
             out["comm"] = self.comm

@@ -5,7 +5,7 @@
 | sharding.wrap_policy              | transformer_block: each LlamaDecoderLayer, then the root; lora_separate: each LoRA Linear too; none: the root | ModuleWrapPolicy / lambda policy (LoRA Linears and layers) / size_based_auto_wrap_policy(min_params) / none |
 | sharding.use_orig_params          | (always per-parameter)                  | use_orig_params                             |
 | sharding.reshard_after_forward    | reshard_after_forward (the root: None, fully_shard's own "False for the root") | FULL_SHARD / SHARD_GRAD_OP |
-| sharding.forward/backward_prefetch| set_modules_to_forward/backward_prefetch (next/previous layer) | forward_prefetch / BackwardPrefetch.BACKWARD_PRE (else None) |
+| sharding.forward/backward_prefetch| set_modules_to_forward/backward_prefetch (next/previous layer); backward_prefetch=false is not expressible: fully_shard always prefetches one unit in backward (its peak holds a layer more than per_param's) | forward_prefetch / BackwardPrefetch.BACKWARD_PRE (else None) |
 | mixed_precision                   | MixedPrecisionPolicy(param_dtype, reduce_dtype) | MixedPrecision(param_dtype, reduce_dtype, buffer_dtype=param_dtype) |
 | model_dtype                       | from_pretrained(torch_dtype); trainable parameters upcast to fp32 (upcast: trainable; all: every parameter) |
 | optimizer.impl                    | torch.optim.AdamW(foreach=False) / (foreach=True) / (fused=True)                                        |

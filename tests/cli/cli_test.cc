@@ -141,6 +141,11 @@ TEST(Cli, OnlyRunsTheMatchingInstances) {
   const nlohmann::json index = Load(out + "/index.json");
   ASSERT_EQ(index["instances"].size(), 1u) << index.dump(2);
   EXPECT_EQ(index["instances"][0]["name"], "smoke_flat");
+  // Overrides right after --only are overrides, not more globs (it once swallowed them silently).
+  c = Shardbench("run smoke --only 'smoke_f*' train.steps=2 --quiet --out " + out + "3");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const nlohmann::json after = Load(out + "3/" + Load(out + "3/index.json")["instances"][0]["file"].get<std::string>());
+  EXPECT_EQ(after["scenario"]["config"]["train"]["steps"], 2) << after["scenario"]["config"].dump();
   c = Shardbench("run smoke --only 'nothing*' --only other --quiet --out " + out + "2");
   EXPECT_EQ(c.exit_code, 2) << c.output;
   EXPECT_NE(c.output.find("--only 'nothing*', 'other' matches no instance of this target (its instances: smoke, smoke_flat"),

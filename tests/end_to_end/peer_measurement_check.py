@@ -12,6 +12,10 @@ PyTorch itself, by bytes, and the peer's training peak free of init's memory.
    init allocated and freed: a 256 MiB ballast touched and freed before the reset is not in the
    peak after it.
 
+3. With forward and backward prefetch, the peaks of gathered parameters and unsharded gradients
+   equal per_param's on torch_fsdp2 (a prefetched unit counted while FSDP2 holds it in its flat
+   all-gather output).
+
 The exact equality of the peer's memory by category and collectives with our engines' on
 peers_tiny is checked in peer_parity_check.py, on the run it already makes.
 
@@ -67,8 +71,8 @@ for name, r in peer.items():
 out = peer_run.stdout
 if "peer warned" not in out or "64896 numel" not in out:
     fail(f"the console summary does not show PyTorch's warning:\n{out[-3000:]}")
-if "unsharded peak not measured" not in out or "unsharded peak 0.00" in out:
-    fail(f"the console summary prints a figure the peer did not measure:\n{out[-3000:]}")
+if "unsharded peak 0.00" in out or not any(l.startswith("  not measured") and "peak_allocated" in l for l in out.splitlines()):
+    fail(f"the console summary prints a zero, or does not name what the peer did not measure:\n{out[-3000:]}")
 
 # No metric the result lists as not measured is also written as a figure.
 for name, r in peer.items():
@@ -76,8 +80,8 @@ for name, r in peer.items():
     written = {m["name"] for m in r["metrics"]}
     if absent & written:
         fail(f"{name}: metrics both written and listed as not measured: {sorted(absent & written)}")
-    if "params_unsharded_peak_bytes" not in absent:
-        fail(f"{name}: params_unsharded_peak_bytes should be listed as not measured: {sorted(absent)}")
+    if "peak_allocated" not in absent:
+        fail(f"{name}: peak_allocated should be listed as not measured: {sorted(absent)}")
 
 # The peer's gradient bytes per rank equal our flat engine's, instance by instance.
 for name, r in peer.items():
@@ -86,6 +90,24 @@ for name, r in peer.items():
     if grads(r) != grads(flat[name]):
         fail(f"{name}: gradient bytes per rank: torch_fsdp1 {grads(r)}, flat {grads(flat[name])}")
     print(f"{name}: grad bytes per rank {grads(r)} on torch_fsdp1 and flat")
+
+# With prefetch, the gathered parameters' peak holds the prefetched unit too, on both sides: FSDP2
+# keeps it in the flat all-gather output until its own unshard waits (peers/torch_fsdp/unshard_gauge.py).
+prefetch_dir = os.path.join(work, "prefetch")
+p = subprocess.run([binary, "run", os.path.join(source, "scenarios", "peers_tiny.yaml"), "--quiet", "--out", prefetch_dir,
+                    "--only", "*engine=per_param,enabled=true*", "--only", "*engine=torch_fsdp2,enabled=true*", "train.steps=2",
+                    "sharding.forward_prefetch=true", "sharding.backward_prefetch=true"], capture_output=True, text=True)
+if p.returncode != 0:
+    fail(f"prefetch run: exit {p.returncode}\n{p.stderr[-3000:]}")
+index = json.load(open(os.path.join(prefetch_dir, "index.json")))
+peaks = {}
+for i in index["instances"]:
+    r = json.load(open(os.path.join(prefetch_dir, i["file"])))
+    peaks[r["scenario"]["config"]["engine"]] = {m["name"]: m["per_rank"] for m in r["metrics"]
+                                                 if m["name"] in ("params_unsharded_peak_bytes", "grads_unsharded_peak_bytes")}
+if len(peaks) != 2 or peaks["per_param"] != peaks["torch_fsdp2"] or len(peaks["per_param"]) != 2:
+    fail(f"with prefetch, the unsharded peaks differ: {peaks}")
+print(f"with prefetch, unsharded peaks equal on per_param and torch_fsdp2: {peaks['per_param']}")
 
 # 2. The host peak after the reset holds nothing of what was freed before it.
 sys.path.insert(0, os.path.join(source, "peers", "torch_fsdp"))

@@ -62,16 +62,30 @@ for lora in ("true", "false"):
 # float32 tensor (4 bytes) in its state, our AdamW as a host integer per parameter group; so the
 # peer's optimizer state is 4 bytes more per parameter tensor with state on the rank (FSDP2: every
 # trainable tensor; FSDP1 with use_orig_params: those whose part of the flat shard is not empty).
+# And one in behaviour: fully_shard prefetches the next unit's all-gather in backward whatever
+# the scenario says (FSDP2 has no switch to turn its implicit backward prefetch off), so with
+# backward_prefetch=false its gathered-parameter peak is one decoder layer above per_param's; with
+# prefetch on, both sides equal (peer_measurement_check.py).
 def figure(result, name):
     return next((m["per_rank"] for m in result["metrics"] if m["name"] == name), None)
 
 
 TENSORS_WITH_STATE = {"true": 28, "false": 21}  # tiny, 2 layers: LoRA A and B on 7 targets; all 9 + 3 tensors
+# One decoder layer gathered (fp32, padded to the world size): with LoRA its 9 base weights and 14 adapters.
+LAYER_UNIT_BYTES = {"true": 259584, "false": 184832}
 for lora in ("true", "false"):
     for ours, peer in (("per_param", "torch_fsdp2"), ("flat", "torch_fsdp1")):
         a = results[f"peers_tiny[engine={ours},enabled={lora}]"]
         b = results[f"peers_tiny[engine={peer},enabled={lora}]"]
-        exact = ["param_bytes", "param_bytes_fp32", "grad_bytes", "grad_blowup"]
+        exact = ["param_bytes", "param_bytes_fp32", "grad_bytes", "grad_blowup", "grads_unsharded_peak_bytes"]
+        if peer == "torch_fsdp1":
+            exact.append("params_unsharded_peak_bytes")
+        else:  # FSDP2 always prefetches one unit in backward: it holds a decoder layer more at its peak
+            extra_gathered = [y - x for x, y in zip(figure(a, "params_unsharded_peak_bytes"), figure(b, "params_unsharded_peak_bytes"))]
+            layer = LAYER_UNIT_BYTES[lora]
+            if extra_gathered != [layer, layer]:
+                fail(f"{ours} vs {peer} lora={lora}: gathered-parameter peaks differ by {extra_gathered}, expected one "
+                     f"decoder layer ({layer} bytes) for FSDP2's implicit backward prefetch")
         exact += sorted(m["name"] for m in a["metrics"] if m["name"].endswith(("_count", "_bytes")) and m["name"].startswith("comm_"))
         for name in exact:
             if figure(a, name) is None or figure(a, name) != figure(b, name):
