@@ -11,6 +11,7 @@ PyTorch refuses reported as a red finding with PyTorch's own message, not a cras
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,6 +102,40 @@ for lora in ("true", "false"):
             fail(f"{peer}: the metrics it does not measure are not listed as such: {sorted(absent)}")
         print(f"{ours:9s} vs {peer:11s} lora={lora:5s}: {', '.join(exact)} equal per rank; optimizer state +{extra} "
               f"bytes (AdamW's step tensors)")
+
+# The README's table of metrics per engine says what a CPU run of each peer measures: its rows
+# for "always" and "Gloo" checked against these results (measured: written; absent: listed in
+# not_measured, not written).
+def readme_rows():
+    rows, inside = [], False
+    for line in open(os.path.join(source, "README.md")):
+        if line.startswith("| metric | when | kind | ours"):
+            inside = True
+        elif inside and not line.startswith("|"):
+            break
+        elif inside and not line.startswith("|---"):
+            rows.append([c.strip() for c in line.strip().strip("|").split("|")])
+    if not rows:
+        fail("README.md has no table of metrics per engine")
+    return rows
+
+
+for row in readme_rows():
+    metrics, when = row[0], row[1]
+    if when not in ("always", "Gloo"):
+        continue
+    for column, peer in ((4, "torch_fsdp1"), (5, "torch_fsdp2")):
+        result = results[f"peers_tiny[engine={peer},enabled=true]"]
+        written = [m["name"] for m in result["metrics"]]
+        absent = [n["name"] for n in result.get("not_measured", [])]
+        for name in metrics.split(", "):
+            pattern = re.compile("^" + re.sub(r"\\{\w+\\}", r"[a-z0-9_]+", re.escape(name)) + "$")
+            says_absent = row[column].startswith("absent")
+            if says_absent and (any(map(pattern.match, written)) or not any(map(pattern.match, absent))):
+                fail(f"README says {name} is absent on {peer}, the run says otherwise (written {written}, absent {absent})")
+            if not says_absent and not any(map(pattern.match, written)):
+                fail(f"README says {name} is measured on {peer}, the run did not write it (absent {absent})")
+print("README's metrics per engine agree with the peers' results")
 
 # init=meta from a Hugging Face directory with activation checkpointing, on all four engines: the
 # torchtune recipe on the peers (meta device, sharded, to_empty, the checkpoint broadcast from
