@@ -57,7 +57,15 @@ std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::str
   BuiltModel built = BuildScenarioModel(whole, s.train.seed, at::Device(at::kCPU));
   checkpoint::ExportHfModel(*built.model, rep_dir + "/init");
   WriteFileAtomically(rep_dir + "/provenance.json", CollectProvenance(s.world_size, BackendName(s.backend)).dump(2) + "\n");
-  return {python, script, resolved_yaml, "--out", rep_dir, "--init", rep_dir + "/init"};
+  std::vector<std::string> argv = {python, script, resolved_yaml, "--out", rep_dir, "--init", rep_dir + "/init"};
+  // Our tracking allocator for PyTorch's CPU tensors, built beside this binary (engine/CMakeLists.txt).
+  std::error_code ec;
+  const fs::path allocator = fs::read_symlink("/proc/self/exe", ec).parent_path() / "libshardbench_peer_allocator.so";
+  if (!ec && fs::is_regular_file(allocator, ec)) {
+    argv.push_back("--allocator");
+    argv.push_back(allocator.string());
+  }
+  return argv;
 }
 
 namespace {
@@ -113,6 +121,7 @@ int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit
     frame.trainable_bytes = peer.trainable_bytes;
     frame.checks = WithParity(peer.checks, parity);
     frame.not_measured = peer.not_measured;
+    frame.sampled_here = peer.sampled;
     frame.peer_warnings = peer.warnings;
     r = AssembleRunResult(s, peer.ranks, std::move(frame));
   }

@@ -114,6 +114,7 @@ PeerRun Read(const JsonField& root) {
   if (auto v = root.OptionalNonNull("matmul_peak_flops_per_s")) run.matmul_peak = v->Number();
   if (auto v = root.OptionalNonNull("gpu_name")) run.gpu_name = v->String();
   for (const auto& [name, why] : root.Required("not_measured").Members()) run.not_measured[name] = why.String();
+  for (const auto& [name, why] : root.Required("sampled").Members()) run.sampled[name] = why.String();
   const auto ranks = root.Required("ranks").Elements();
   if (ranks.empty()) root.Required("ranks").Fail("one record per rank");
   const int64_t steps = static_cast<int64_t>(ranks[0].Required("series").Required("loss").Elements().size());

@@ -31,6 +31,7 @@ struct PeerRun {
   std::optional<double> matmul_peak;                 // GPU: the bf16 matmul peak the peer's device reached
   std::optional<std::string> gpu_name;               // GPU: the device's name (datasheet peak)
   std::map<std::string, std::string> not_measured;   // metric -> why, as the peer says
+  std::map<std::string, std::string> sampled;        // exact metrics that vary launch to launch here -> why
   std::vector<RankRecord> ranks;
 };
 

@@ -63,6 +63,9 @@ RunResult AssembleRunResult(const Scenario& s, const std::vector<RankRecord>& al
   frame.facts.trainable_bytes = frame.trainable_bytes;
   r.metrics = BuildMetrics(all, frame.facts);
   r.not_measured = TakeUnmeasured(r.metrics, frame.not_measured);
+  for (auto& m : r.metrics) {
+    if (frame.sampled_here.count(m.name)) m.kind = "sampled";
+  }
   r.memory = BuildMemory(all);
   r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s, 0), ToJson(r.memory[0]));
   r.checks.push_back(FiniteCheck(all, s.total_steps()));

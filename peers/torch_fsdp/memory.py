@@ -156,3 +156,43 @@ def device_figures(device):
             "device_active_peak": s.get("active_bytes.all.peak", 0),
             "device_alloc_retries": s.get("num_alloc_retries", 0),
             "device_ooms": s.get("num_ooms", 0)}
+
+
+# ---- PyTorch's CPU tensors, counted by our tracking allocator ----
+
+class TrackedAllocations:
+    """shardbench's tracking allocator (engine/memory/tracking_allocator_c_api.cc) installed into
+    this process's libc10, so that PyTorch's CPU tensors are counted as our engines' are: every
+    allocation's bytes, current and peak, peaks restarted when a window opens. Only with the torch
+    the library was built against: `why_not` says otherwise, and the figures are not measured."""
+
+    def __init__(self, path):
+        import ctypes
+        self.lib, self.why_not = None, None
+        if not path:
+            self.why_not = "the shardbench build has no peer allocator library (libshardbench_peer_allocator.so)"
+            return
+        lib = ctypes.CDLL(path)
+        lib.shardbench_allocator_torch_version.restype = ctypes.c_char_p
+        lib.shardbench_allocator_current.restype = ctypes.c_int64
+        lib.shardbench_allocator_peak.restype = ctypes.c_int64
+        built_for = lib.shardbench_allocator_torch_version().decode()
+        if torch.__version__.split("+")[0] != built_for:
+            self.why_not = (f"shardbench's tracking allocator was built against torch {built_for}, this peer runs "
+                            f"{torch.__version__} (c10's allocator interface is not a stable ABI)")
+            return
+        lib.shardbench_allocator_install()
+        if not lib.shardbench_allocator_installed():
+            self.why_not = "c10 kept another CPU allocator (a higher priority was set before ours)"
+            return
+        self.lib = lib
+
+    def reset_peaks(self):
+        if self.lib:
+            self.lib.shardbench_allocator_reset_peaks()
+
+    def current(self):
+        return self.lib.shardbench_allocator_current() if self.lib else None
+
+    def peak(self):
+        return self.lib.shardbench_allocator_peak() if self.lib else None

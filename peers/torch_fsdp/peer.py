@@ -7,7 +7,7 @@ optimizer, schedule and measurement window. Rank 0 writes OUT/records.json (reco
 rank's measurements, from which shardbench builds the result exactly as for its own engines.
 Launched by `shardbench run` with torchrun's variables, one process per rank.
 
-    peer.py SCENARIO_YAML --out OUT --init INIT
+    peer.py SCENARIO_YAML --out OUT --init INIT [--allocator LIBSHARDBENCH_PEER_ALLOCATOR]
 
 Read it top to bottom as a recipe (as harness/scenario_runner.cc): setup (connect, build, wrap,
 load), train (warmup, then the measured steps, a save where asked), measure (memory by category,
@@ -76,13 +76,16 @@ def param_groups(model, train, flat_params):
 # What the peer does not measure, and why (the result lists these instead of zeros).
 NOT_MEASURED = {
     "grad_sync_time": "PyTorch reduces gradients inside backward's hooks: there is no separate phase to time",
-    "peak_allocated": "PyTorch's CPU allocator keeps no statistics (on GPU: the CUDA allocator's device_* figures)",
-    "init_peak_bytes": "PyTorch's CPU allocator keeps no statistics (init_host_rss_peak is init's host peak)",
     "checkpoint_bytes_read": "not counted on the peer (transformers and safetensors read the files)",
     "comm_exposed_time": "the peer sees no span of Gloo's threads (W3 1/7 item 4: the profiler's records)",
     "comm_overlap_ratio": "the peer sees no span of Gloo's threads (W3 1/7 item 4: the profiler's records)",
     "rank_idle_time": "the peer sees no span of Gloo's threads (W3 1/7 item 4: the profiler's records)",
 }
+# Exact on our engines, varying from launch to launch on the peer: written as sampled.
+ALLOCATOR_VARIES = ("Gloo's worker threads release a collective's buffers when they finish, so the order of frees "
+                    "around an asynchronous all-gather varies (seen: one decoder layer's bytes, 1 launch in 3)")
+SAMPLED_HERE = {"peak_allocated": ALLOCATOR_VARIES, "init_peak_bytes": ALLOCATOR_VARIES,
+                "checkpoint_save_peak_bytes": ALLOCATOR_VARIES}
 COMM_TIME_WHY = ("a collective's time in flight runs on Gloo's or NCCL's own threads, which the peer does not see "
                  "(comm_wait_seconds and step_time_busy carry the time its rank waited)")
 
@@ -104,6 +107,8 @@ class PeerRun:
         self.record = records.RankRecord()
         self.not_measured = dict(NOT_MEASURED)
         self.counter = collectives.CollectiveCounter()
+        self.tracked = None  # our tracking allocator in this process (setup installs it)
+        self.peak_before_save = None
         self.gauge = unshard_gauge.UnshardGauge()
         self.checks = []
         self.refusal = None
@@ -116,6 +121,12 @@ class PeerRun:
         # Libraries are loaded before the clock starts (main imports them), as shardbench's are
         # before its own init timer: init_time covers connecting, building or loading the model and
         # sharding it.
+        # Every CPU tensor PyTorch allocates from here on is counted, as in our engines' processes.
+        self.tracked = memory.TrackedAllocations(self.args.allocator)
+        if self.tracked.why_not:
+            for name in ("peak_allocated", "init_peak_bytes"):
+                self.not_measured[name] = self.tracked.why_not
+        self.tracked.reset_peaks()
         t_start = self.t_start = time.perf_counter()
         if self.s["backend"] == "nccl":
             torch.cuda.set_device(self.local_rank)
@@ -166,6 +177,8 @@ class PeerRun:
         figures["init_time_load"] = time.perf_counter() - t if self.on_meta else 0.0
         figures["init_time"] = time.perf_counter() - t_start
         figures["init_host_rss_peak"] = memory.host_rss_peak()
+        if not self.tracked.why_not:
+            figures["init_peak_bytes"] = self.tracked.peak()
         return True
 
     def build(self):
@@ -224,22 +237,34 @@ class PeerRun:
             if step + 1 == self.save_at:  # between steps, outside their timers, counts and peaks
                 self.counter.stop()
                 self.gauge.stop()
-                with records.keeping_warnings():
-                    if self.s["checks"]["state_dict_roundtrip"]:
-                        self.at_save = checkpoints.local_state(self.model, self.optimizer)
-                    self.saved = checkpoints.save(self.kind, self.model, self.optimizer, self.checkpoint_dir,
-                                                  self.model_dir, os.path.join(self.args.init, "adapter"))
+                self.save(in_window=step + 1 > warmup)
                 self.counter.counting = self.gauge.active = step + 1 > warmup
         else:
             self.stopped_after = None
         self.counter.stop()
         self.gauge.stop()
 
+    def save(self, in_window):
+        """The checkpoint, with the allocator's peaks reset around it as harness/checkpoint_harness.cc
+        does: the save's own peak above where it started, and the window's peak before it kept."""
+        if in_window:
+            self.peak_before_save = self.tracked.peak()
+        start = self.tracked.current()
+        self.tracked.reset_peaks()
+        with records.keeping_warnings():
+            if self.s["checks"]["state_dict_roundtrip"]:
+                self.at_save = checkpoints.local_state(self.model, self.optimizer)
+            self.saved = checkpoints.save(self.kind, self.model, self.optimizer, self.checkpoint_dir,
+                                          self.model_dir, os.path.join(self.args.init, "adapter"))
+        self.save_peak = None if self.tracked.why_not else self.tracked.peak() - start
+        self.tracked.reset_peaks()
+
     def start_measured_window(self):
         """Counts and peaks cover the measured steps only (as start_measured_window in
         harness/scenario_runner.cc)."""
         self.counter.start()
         self.gauge.start()
+        self.tracked.reset_peaks()
         memory.reset_device_peaks(self.device)
         why = memory.reset_host_rss_peak()
         if why:
@@ -301,10 +326,15 @@ class PeerRun:
         if not self.counter.times_waits:
             rec.comm_wait_seconds = []
             self.not_measured["step_time_busy"] = "this torch version's Work cannot be wrapped to time waits"
+        if not self.tracked.why_not:
+            rec.figures["peak_allocated"] = max(self.tracked.peak(), self.peak_before_save or 0)
         if self.saved is not None:
             rec.figures["checkpoint_save_time"], rec.figures["checkpoint_bytes"], total = self.saved
             rec.figures["checkpoint_bytes_total"] = total
-            self.not_measured["checkpoint_save_peak_bytes"] = "PyTorch's CPU allocator keeps no statistics"
+            if self.tracked.why_not:
+                self.not_measured["checkpoint_save_peak_bytes"] = self.tracked.why_not
+            else:
+                rec.figures["checkpoint_save_peak_bytes"] = self.save_peak
         if self.s["checks"]["learning"]:
             self.checks.append(learning.check(self.model, self.fingerprints_before, rec.loss, self.world))
 
@@ -358,6 +388,7 @@ class PeerRun:
             out.trainable_bytes = self.trainable_bytes
             out.checks = self.checks
             out.not_measured = self.not_measured
+            out.sampled = {k: v for k, v in SAMPLED_HERE.items() if k not in self.not_measured}
             if self.device.type == "cuda":
                 out.matmul_peak_flops_per_s = matmul_peak(self.device)
                 out.gpu_name = __import__("torch").cuda.get_device_name(self.device)
@@ -388,6 +419,7 @@ def main():
     p.add_argument("scenario")
     p.add_argument("--out", required=True)
     p.add_argument("--init", required=True)
+    p.add_argument("--allocator", help="shardbench's tracking allocator library (harness/peer_launch.cc passes it)")
     args = p.parse_args()
     with open(args.scenario) as f:
         scenario = yaml.safe_load(f)

@@ -74,6 +74,7 @@ class RunRecords:
     trainable_bytes: int = 0
     checks: list = dataclasses.field(default_factory=list)
     not_measured: dict = dataclasses.field(default_factory=dict)
+    sampled: dict = dataclasses.field(default_factory=dict)  # exact in the table, varying here -> why
     matmul_peak_flops_per_s: float = None
     gpu_name: str = None
     ranks: list = dataclasses.field(default_factory=list)
@@ -82,7 +83,7 @@ class RunRecords:
         doc = {"format": FORMAT, "started_at": self.started_at, "versions": self.versions, "refusal": self.refusal,
                "peer_warnings": WARNINGS, "params_total": self.params_total,
                "params_trainable": self.params_trainable, "trainable_bytes": self.trainable_bytes,
-               "checks": self.checks, "not_measured": self.not_measured,
+               "checks": self.checks, "not_measured": self.not_measured, "sampled": self.sampled,
                "matmul_peak_flops_per_s": self.matmul_peak_flops_per_s, "gpu_name": self.gpu_name,
                "ranks": [r.to_json() for r in self.ranks]}
         write_atomically(os.path.join(out_dir, "records.json"), doc)

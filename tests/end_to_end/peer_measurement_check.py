@@ -71,7 +71,7 @@ for name, r in peer.items():
 out = peer_run.stdout
 if "peer warned" not in out or "64896 numel" not in out:
     fail(f"the console summary does not show PyTorch's warning:\n{out[-3000:]}")
-if "unsharded peak 0.00" in out or not any(l.startswith("  not measured") and "peak_allocated" in l for l in out.splitlines()):
+if "unsharded peak 0.00" in out or not any(l.startswith("  not measured") and "grad_sync_time" in l for l in out.splitlines()):
     fail(f"the console summary prints a zero, or does not name what the peer did not measure:\n{out[-3000:]}")
 
 # No metric the result lists as not measured is also written as a figure.
@@ -80,8 +80,11 @@ for name, r in peer.items():
     written = {m["name"] for m in r["metrics"]}
     if absent & written:
         fail(f"{name}: metrics both written and listed as not measured: {sorted(absent & written)}")
-    if "peak_allocated" not in absent:
-        fail(f"{name}: peak_allocated should be listed as not measured: {sorted(absent)}")
+    if "grad_sync_time" not in absent:
+        fail(f"{name}: grad_sync_time should be listed as not measured: {sorted(absent)}")
+    kinds = {m["name"]: m["kind"] for m in r["metrics"]}
+    if kinds.get("peak_allocated") != "sampled" or kinds.get("grad_bytes") != "exact":
+        fail(f"{name}: the peer's allocator peak should be measured and sampled, its tensor bytes exact: {kinds}")
 
 # The peer's gradient bytes per rank equal our flat engine's, instance by instance.
 for name, r in peer.items():

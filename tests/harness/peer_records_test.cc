@@ -29,6 +29,7 @@ nlohmann::json Records() {
           {"versions", {{"torch", "2.11.0"}}}, {"refusal", nullptr}, {"peer_warnings", {"layers.0 mixes"}},
           {"params_total", 100}, {"params_trainable", 10}, {"trainable_bytes", 4096}, {"checks", nlohmann::json::array()},
           {"not_measured", {{"peak_allocated", "no allocator statistics"}, {"comm_exposed_time", "no spans"}}},
+          {"sampled", {{"grad_bytes", "varies here"}}},
           {"ranks", {Rank(2048), Rank(4096)}}};
 }
 
@@ -46,7 +47,10 @@ TEST(PeerRecords, MeasuredFiguresBecomeTheTablesMetricsAndTheRestIsListedWithWhy
   RunFrame frame;
   frame.trainable_bytes = peer.trainable_bytes;
   frame.not_measured = peer.not_measured;
+  frame.sampled_here = peer.sampled;
   const RunResult r = AssembleRunResult(s, peer.ranks, frame);
+  EXPECT_EQ(Find(r, "grad_bytes")->kind, "sampled");  // exact in the table, varying on this engine
+  EXPECT_EQ(Find(r, "param_bytes")->kind, "exact");
   ASSERT_NE(Find(r, "grad_bytes"), nullptr);
   EXPECT_EQ(Find(r, "grad_bytes")->per_rank, (std::vector<double>{2048, 4096}));
   EXPECT_EQ(Find(r, "comm_all_gather_bytes")->samples, (std::vector<double>{40960}));
