@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,7 @@
 #include "harness/model_source.h"
 #include "engine/profile/matmul_peak.h"
 #include "engine/profile/model_flops.h"
+#include "engine/profile/torch_profiler_trace.h"
 #include "harness/peer_records.h"
 #include "harness/reference_parity.h"
 #include "harness/repetition_launch.h"
@@ -79,6 +81,20 @@ std::vector<Check> WithParity(std::vector<Check> peer_checks, const std::optiona
   return peer_checks;
 }
 
+// Each rank's torch.profiler trace (peers/torch_fsdp/peer.py writes trace.rank<N>.json).
+std::vector<profile::RankSpans> ReadPeerTimelines(const std::string& rep_dir, const Scenario& s) {
+  std::vector<profile::RankSpans> out;
+  for (int r = 0; r < s.world_size; ++r) {
+    const std::string path = rep_dir + "/trace.rank" + std::to_string(r) + ".json";
+    try {
+      out.push_back(profile::ReadTorchProfilerTrace(ReadJsonFile(path), r, path));
+    } catch (const InputError& e) {  // the peer's own output: our bug, not the user's input
+      throw std::logic_error(std::string("the peer's trace: ") + e.what());
+    }
+  }
+  return out;
+}
+
 // Our build's provenance with the versions the peer actually imported (its torch, not ours).
 nlohmann::json PeerProvenance(const std::string& rep_dir, const nlohmann::json& versions) {
   nlohmann::json p = ReadJsonFile(rep_dir + "/provenance.json");
@@ -123,7 +139,9 @@ int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit
     frame.not_measured = peer.not_measured;
     frame.sampled_here = peer.sampled;
     frame.peer_warnings = peer.warnings;
-    r = AssembleRunResult(s, peer.ranks, std::move(frame));
+    std::vector<RankRecord> ranks = peer.ranks;
+    if (s.profile.trace && s.backend == Backend::kGloo) AddTraceSpans(ranks, ReadPeerTimelines(rep_dir, s), s.train.warmup_steps);
+    r = AssembleRunResult(s, ranks, std::move(frame));
   }
   WriteFileAtomically(rep_dir + "/result.json", ToJson(r).dump(2) + "\n");
   return r.status == "ok" ? 0 : 1;

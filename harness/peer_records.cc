@@ -124,6 +124,22 @@ PeerRun Read(const JsonField& root) {
 
 }  // namespace
 
+void AddTraceSpans(std::vector<RankRecord>& ranks, const std::vector<profile::RankSpans>& timelines, int64_t first_step) {
+  for (size_t r = 0; r < ranks.size() && r < timelines.size(); ++r) {
+    RankRecord& rec = ranks[r];
+    int64_t step = first_step;
+    for (const profile::Span& s : timelines[r].spans) {
+      if (s.category != "step") continue;
+      if (step >= static_cast<int64_t>(rec.step_seconds.size())) break;
+      const profile::SpanOverlap o = profile::SummarizeSpans(timelines[r].spans, s.begin_ns, s.end_ns);
+      rec.span_comm_seconds[step] = 1e-9 * static_cast<double>(o.communication_ns);
+      rec.span_exposed_seconds[step] = 1e-9 * static_cast<double>(o.exposed_ns);
+      rec.span_idle_seconds[step] = 1e-9 * static_cast<double>(o.idle_ns);
+      ++step;
+    }
+  }
+}
+
 PeerRun ReadPeerRecords(const nlohmann::json& document, const std::string& file) {
   try {
     return Read(JsonField(document, file));

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/profile/trace_events.h"
 #include "harness/rank_record.h"
 #include "reporters/run_result.h"
 
@@ -35,7 +36,11 @@ struct PeerRun {
   std::vector<RankRecord> ranks;
 };
 
-// `steps`: the scenario's planned steps (a diverged run records fewer).
 PeerRun ReadPeerRecords(const nlohmann::json& document, const std::string& file);
+
+// A traced peer (profile.trace on Gloo): each rank's timeline (engine/profile/torch_profiler_trace.h)
+// summarised step by step as our ranks summarise theirs (harness/rank_trace.h), into the
+// records' span series: the k-th "step" span is step first_step + k.
+void AddTraceSpans(std::vector<RankRecord>& ranks, const std::vector<profile::RankSpans>& timelines, int64_t first_step);
 
 }  // namespace shardbench

@@ -104,6 +104,12 @@ void AddTraces(nlohmann::json& entry, const InstanceResult& inst, const std::str
     std::error_code ec;
     if (!std::filesystem::is_directory(rep_dir, ec)) break;
     const std::filesystem::path trace = rep_dir / "trace.json";
+    // A peer's ranks each write torch.profiler's trace (peers/torch_fsdp/peer.py): one link a rank.
+    for (int r = 0;; ++r) {
+      const std::filesystem::path rank_trace = rep_dir / ("trace.rank" + std::to_string(r) + ".json");
+      if (!std::filesystem::is_regular_file(rank_trace, ec)) break;
+      entry["traces"].push_back({{"repetition", rep}, {"rank", r}, {"href", LinkTo(rank_trace, page_dir)}});
+    }
     if (!std::filesystem::is_regular_file(trace, ec)) continue;
     entry["traces"].push_back({{"repetition", rep}, {"href", LinkTo(trace, page_dir)}});
     if (entry["memory_timeline"].is_null()) entry["memory_timeline"] = MemoryTimelineJson(trace.string());

@@ -40,6 +40,7 @@ class CollectiveCounter:
 
     def __init__(self):
         self.counting = False
+        self.annotate = False  # tracing: the time blocked in a collective as a "wait <collective>" span
         self.counts = {}
         self.blocked_s = 0.0
         self._originals = {}
@@ -73,14 +74,24 @@ class CollectiveCounter:
                 entry["count"] += 1
                 entry["bytes"] += size(args, kwargs)
             t0 = time.perf_counter()
-            work = original(*args, **kwargs)
+            blocking = not kwargs.get("async_op", False)
+            with counter.wait_span(collective if blocking else None):
+                work = original(*args, **kwargs)
             if work is None:  # synchronous: the call was the wait
                 counter.blocked_s += time.perf_counter() - t0
                 return work
-            return counter._timed_work(work) if counter._timed_work else work
+            return counter._timed_work(work, collective) if counter._timed_work else work
 
         counted.__wrapped__ = original
         return counted
+
+    def wait_span(self, collective):
+        """A "wait <collective>" span while tracing (the timeline's blocked time); else nothing."""
+        import contextlib
+        if not self.annotate or collective is None:
+            return contextlib.nullcontext()
+        import torch
+        return torch.profiler.record_function(f"wait {collective}")
 
     def figures(self):
         """`comm` as harness/peer_records.cc reads it; seconds in flight are not seen here."""
@@ -93,14 +104,16 @@ def _timed_work_class(base, counter):
     waits."""
     try:
         class TimedWork(base):
-            def __init__(self, inner):
+            def __init__(self, inner, collective=""):
                 super().__init__()
                 self._inner = inner
+                self._collective = collective
 
             def wait(self, timeout=None):
                 t0 = time.perf_counter()
                 try:
-                    return self._inner.wait() if timeout is None else self._inner.wait(timeout)
+                    with counter.wait_span(self._collective):
+                        return self._inner.wait() if timeout is None else self._inner.wait(timeout)
                 finally:
                     counter.blocked_s += time.perf_counter() - t0
 

@@ -77,10 +77,10 @@ def param_groups(model, train, flat_params):
 NOT_MEASURED = {
     "grad_sync_time": "PyTorch reduces gradients inside backward's hooks: there is no separate phase to time",
     "checkpoint_bytes_read": "not counted on the peer (transformers and safetensors read the files)",
-    "comm_exposed_time": "the peer sees no span of Gloo's threads (W3 1/7 item 4: the profiler's records)",
-    "comm_overlap_ratio": "the peer sees no span of Gloo's threads (W3 1/7 item 4: the profiler's records)",
-    "rank_idle_time": "the peer sees no span of Gloo's threads (W3 1/7 item 4: the profiler's records)",
 }
+# Without a trace the peer sees no collective in flight on Gloo's threads: the profiler does.
+UNTRACED_WHY = "measured from the torch profiler's timeline: run --trace (profile.trace: true) on Gloo"
+SPAN_METRICS = ("comm_exposed_time", "comm_overlap_ratio", "rank_idle_time")
 # Exact on our engines, varying from launch to launch on the peer: written as sampled.
 ALLOCATOR_VARIES = ("Gloo's worker threads release a collective's buffers when they finish, so the order of frees "
                     "around an asynchronous all-gather varies (seen: one decoder layer's bytes, 1 launch in 3)")
@@ -112,6 +112,11 @@ class PeerRun:
         self.gauge = unshard_gauge.UnshardGauge()
         self.checks = []
         self.refusal = None
+        # profile.trace: torch.profiler over the measured steps, the phases annotated as ours are.
+        self.tracing = bool(scenario["profile"]["trace"])
+        self.profiler = None
+        if not self.tracing or scenario["backend"] != "gloo":
+            self.not_measured.update({name: UNTRACED_WHY for name in SPAN_METRICS})
 
     # ---- setup ----
 
@@ -223,7 +228,8 @@ class PeerRun:
                 self.start_measured_window()
             blocked_before = self.counter.blocked_s
             t0 = time.perf_counter()
-            loss, local_loss, optimizer_s = self.train_step(self.model, self.optimizer, step)
+            with self.phase("step"):
+                loss, local_loss, optimizer_s = self.train_step(self.model, self.optimizer, step)
             rec.step_seconds.append(time.perf_counter() - t0)
             rec.comm_wait_seconds.append(self.counter.blocked_s - blocked_before)
             rec.optimizer_seconds.append(optimizer_s)
@@ -243,6 +249,16 @@ class PeerRun:
             self.stopped_after = None
         self.counter.stop()
         self.gauge.stop()
+        if self.profiler is not None:  # one Trace Event file per rank, shardbench reads it back
+            self.profiler.stop()
+            self.counter.annotate = False
+            self.profiler.export_chrome_trace(os.path.join(self.args.out, f"trace.rank{self.rank}.json"))
+
+    def phase(self, name):
+        """A span of the timeline when tracing (engine/profile/torch_profiler_trace.h reads them)."""
+        import contextlib
+        import torch
+        return torch.profiler.record_function(name) if self.profiler is not None else contextlib.nullcontext()
 
     def save(self, in_window):
         """The checkpoint, with the allocator's peaks reset around it as harness/checkpoint_harness.cc
@@ -265,6 +281,14 @@ class PeerRun:
         self.counter.start()
         self.gauge.start()
         self.tracked.reset_peaks()
+        if self.tracing:
+            import torch
+            activities = [torch.profiler.ProfilerActivity.CPU]
+            if self.device.type == "cuda":
+                activities.append(torch.profiler.ProfilerActivity.CUDA)
+            self.profiler = torch.profiler.profile(activities=activities)
+            self.profiler.start()
+            self.counter.annotate = True
         memory.reset_device_peaks(self.device)
         why = memory.reset_host_rss_peak()
         if why:
@@ -283,9 +307,11 @@ class PeerRun:
             labels_t = torch.tensor(labels, dtype=torch.long, device=self.device)
             # Training keeps no KV cache (as HF's Trainer with gradient checkpointing): with one, a
             # checkpointed layer's recompute appends to it and sees other shapes than its forward.
-            logits = m(input_ids=ids_t, use_cache=False).logits
-            loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.size(-1)), labels_t.reshape(-1))
-            (loss / accum).backward()
+            with self.phase("forward"):
+                logits = m(input_ids=ids_t, use_cache=False).logits
+                loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.size(-1)), labels_t.reshape(-1))
+            with self.phase("backward"):
+                (loss / accum).backward()
             loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
         local_loss = loss_sum / accum
         global_loss = local_loss.clone()
@@ -293,12 +319,13 @@ class PeerRun:
             dist.all_reduce(global_loss)
             global_loss /= self.world
         t_opt = time.perf_counter()
-        if float(self.train_cfg["max_grad_norm"]) > 0:
-            wrap.clip_grad_norm(self.s, m, float(self.train_cfg["max_grad_norm"]))
-        factor = lr_factor(self.train_cfg, step)
-        for g, lr in zip(opt.param_groups, self.base_lrs):
-            g["lr"] = lr * factor
-        opt.step()
+        with self.phase("optimizer"):
+            if float(self.train_cfg["max_grad_norm"]) > 0:
+                wrap.clip_grad_norm(self.s, m, float(self.train_cfg["max_grad_norm"]))
+            factor = lr_factor(self.train_cfg, step)
+            for g, lr in zip(opt.param_groups, self.base_lrs):
+                g["lr"] = lr * factor
+            opt.step()
         optimizer_s = time.perf_counter() - t_opt
         # .item() waits for the step's device work, as shardbench's trainer's loss read does.
         return global_loss.item(), local_loss.item(), optimizer_s

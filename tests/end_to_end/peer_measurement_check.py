@@ -12,6 +12,8 @@ PyTorch itself, by bytes, and the peer's training peak free of init's memory.
    init allocated and freed: a 256 MiB ballast touched and freed before the reset is not in the
    peak after it.
 
+4. Traced, the peers' timelines (torch.profiler, one file a rank) give comm_exposed_time,
+   comm_overlap_ratio and rank_idle_time, and `trace summarize` reads them.
 3. With forward and backward prefetch, the peaks of gathered parameters and unsharded gradients
    equal per_param's on torch_fsdp2 (a prefetched unit counted while FSDP2 holds it in its flat
    all-gather output).
@@ -111,6 +113,28 @@ for i in index["instances"]:
 if len(peaks) != 2 or peaks["per_param"] != peaks["torch_fsdp2"] or len(peaks["per_param"]) != 2:
     fail(f"with prefetch, the unsharded peaks differ: {peaks}")
 print(f"with prefetch, unsharded peaks equal on per_param and torch_fsdp2: {peaks['per_param']}")
+
+# 4. Traced (run --trace): each peer rank writes torch.profiler's timeline, read back as our spans
+# (engine/profile/torch_profiler_trace.h): the overlap metrics measured, `trace summarize` reads it.
+traced_dir = os.path.join(work, "traced")
+p = subprocess.run([binary, "run", os.path.join(source, "scenarios", "peers_tiny.yaml"), "--quiet", "--trace", "--out",
+                    traced_dir, "--only", "*engine=torch_fsdp1,enabled=true*", "--only", "*engine=torch_fsdp2,enabled=true*",
+                    "train.steps=2"], capture_output=True, text=True)
+if p.returncode != 0:
+    fail(f"traced run: exit {p.returncode}\n{p.stderr[-3000:]}")
+for i in json.load(open(os.path.join(traced_dir, "index.json")))["instances"]:
+    r = json.load(open(os.path.join(traced_dir, i["file"])))
+    m = {x["name"]: x for x in r["metrics"]}
+    if not all(k in m for k in ("comm_exposed_time", "comm_overlap_ratio", "rank_idle_time")):
+        fail(f"{i['name']}: traced, but no overlap metrics: {sorted(m)}")
+    if not 0 <= m["comm_overlap_ratio"]["median"] <= 1 or m["comm_exposed_time"]["median"] <= 0:
+        fail(f"{i['name']}: overlap figures out of range: {m['comm_overlap_ratio']['median']}, {m['comm_exposed_time']['median']}")
+    print(f"{i['name']} traced: comm_exposed_time {m['comm_exposed_time']['median']:.4f} s, "
+          f"comm_overlap_ratio {m['comm_overlap_ratio']['median']:.3f}")
+summary = subprocess.run([binary, "trace", "summarize", traced_dir], capture_output=True, text=True)
+if summary.returncode != 0 or summary.stdout.count("a peer's, one torch.profiler trace a rank") != 2 or \
+        "rank 1: 2 steps" not in summary.stdout:
+    fail(f"trace summarize on the peers' timelines: exit {summary.returncode}\n{summary.stdout}{summary.stderr}")
 
 # 2. The host peak after the reset holds nothing of what was freed before it.
 sys.path.insert(0, os.path.join(source, "peers", "torch_fsdp"))
