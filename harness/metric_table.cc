@@ -414,7 +414,9 @@ Metric Declared(const std::string& name) { return DeclaredBy(Row(name)); }
 
 std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, const RunFacts& facts) {
   const int64_t steps = static_cast<int64_t>(ranks[0].step_seconds.size());
-  const MetricInputs in{ranks, facts, steps, facts.warmup_steps, facts.step_metrics_from.value_or(facts.warmup_steps),
+  // A run that stopped during warmup (it diverged) took fewer steps than the windows start at.
+  const int64_t warmup = std::min(facts.warmup_steps, steps);
+  const MetricInputs in{ranks, facts, steps, warmup, std::min(facts.step_metrics_from.value_or(warmup), steps),
                         static_cast<double>(ranks.size())};
   std::vector<Metric> out;
   for (const MetricRow& row : MetricTable()) {

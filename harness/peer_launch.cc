@@ -47,6 +47,7 @@ std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::str
   std::error_code ignored;
   fs::remove(rep_dir + "/result.json", ignored);  // a reused directory's old result is not this run's
   fs::remove(rep_dir + "/records.json", ignored);
+  for (int r = 0; r < s.world_size; ++r) fs::remove(rep_dir + "/trace.rank" + std::to_string(r) + ".json", ignored);
   if (!fs::exists(python)) {
     throw InputError(std::string("engine=") + EngineName(s.engine) + ": peer Python '" + python + "' does not exist (peer.python '" + s.peer.python +
                      "': a name like torch-2.10.0 needs scripts/setup-peer-env.sh 2.10.0; empty or 'project' needs "
@@ -81,13 +82,22 @@ std::vector<Check> WithParity(std::vector<Check> peer_checks, const std::optiona
   return peer_checks;
 }
 
+// A file the peer wrote: unreadable or not JSON is our bug ("internal error"), not the user's input.
+nlohmann::json ReadPeerJsonFile(const std::string& path) {
+  try {
+    return ReadJsonFile(path);
+  } catch (const InputError& e) {
+    throw std::logic_error(std::string("the peer's output: ") + e.what());
+  }
+}
+
 // Each rank's torch.profiler trace (peers/torch_fsdp/peer.py writes trace.rank<N>.json).
 std::vector<profile::RankSpans> ReadPeerTimelines(const std::string& rep_dir, const Scenario& s) {
   std::vector<profile::RankSpans> out;
   for (int r = 0; r < s.world_size; ++r) {
     const std::string path = rep_dir + "/trace.rank" + std::to_string(r) + ".json";
     try {
-      out.push_back(profile::ReadTorchProfilerTrace(ReadJsonFile(path), r, path));
+      out.push_back(profile::ReadTorchProfilerTrace(ReadPeerJsonFile(path), r, path));
     } catch (const InputError& e) {  // the peer's own output: our bug, not the user's input
       throw std::logic_error(std::string("the peer's trace: ") + e.what());
     }
@@ -109,7 +119,11 @@ int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit
   fs::remove_all(rep_dir + "/init", ignored);  // a copy of the model: not a result
   const std::string records_file = rep_dir + "/records.json";
   if (!fs::is_regular_file(records_file)) return exit_code;
-  const PeerRun peer = ReadPeerRecords(ReadJsonFile(records_file), records_file);
+  const PeerRun peer = ReadPeerRecords(ReadPeerJsonFile(records_file), records_file);
+  if (!peer.refusal && static_cast<int>(peer.ranks.size()) != s.world_size) {
+    throw std::logic_error(records_file + ": " + std::to_string(peer.ranks.size()) + " rank records for world_size " +
+                           std::to_string(s.world_size) + " (a bug of peers/torch_fsdp)");
+  }
   RunResult r;
   if (peer.refusal) {  // PyTorch refused the combination: a finding, with its own words
     r.run_id = s.name + "-" + Timestamp() + "-" + std::to_string(::getpid());
@@ -136,11 +150,20 @@ int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit
     if (peer.gpu_name) frame.facts.datasheet_peak = profile::DatasheetBf16Peak(*peer.gpu_name);
     frame.trainable_bytes = peer.trainable_bytes;
     frame.checks = WithParity(peer.checks, parity);
+    frame.peer = true;
     frame.not_measured = peer.not_measured;
     frame.sampled_here = peer.sampled;
     frame.peer_warnings = peer.warnings;
     std::vector<RankRecord> ranks = peer.ranks;
-    if (s.profile.trace && s.backend == Backend::kGloo) AddTraceSpans(ranks, ReadPeerTimelines(rep_dir, s), s.train.warmup_steps);
+    if (s.profile.trace && s.backend == Backend::kGloo) {
+      if (static_cast<int64_t>(ranks[0].loss.size()) > s.train.warmup_steps) {
+        AddTraceSpans(ranks, ReadPeerTimelines(rep_dir, s), s.train.warmup_steps);
+      } else {
+        for (const char* name : {"comm_exposed_time", "comm_overlap_ratio", "rank_idle_time"}) {
+          frame.not_measured[name] = "training stopped before the measured window opened: nothing was traced";
+        }
+      }
+    }
     r = AssembleRunResult(s, ranks, std::move(frame));
   }
   WriteFileAtomically(rep_dir + "/result.json", ToJson(r).dump(2) + "\n");

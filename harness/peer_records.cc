@@ -1,5 +1,6 @@
 #include "harness/peer_records.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -127,10 +128,19 @@ PeerRun Read(const JsonField& root) {
 void AddTraceSpans(std::vector<RankRecord>& ranks, const std::vector<profile::RankSpans>& timelines, int64_t first_step) {
   for (size_t r = 0; r < ranks.size() && r < timelines.size(); ++r) {
     RankRecord& rec = ranks[r];
-    int64_t step = first_step;
+    const int64_t steps = static_cast<int64_t>(rec.step_seconds.size());
+    for (auto series : {&RankRecord::span_comm_seconds, &RankRecord::span_exposed_seconds, &RankRecord::span_idle_seconds}) {
+      for (int64_t s = first_step; s < steps; ++s) (rec.*series)[s] = kNaN;  // a step without its span: not measured
+    }
+    std::vector<profile::Span> step_spans;
     for (const profile::Span& s : timelines[r].spans) {
-      if (s.category != "step") continue;
-      if (step >= static_cast<int64_t>(rec.step_seconds.size())) break;
+      if (s.category == "step") step_spans.push_back(s);
+    }
+    std::sort(step_spans.begin(), step_spans.end(),
+              [](const profile::Span& a, const profile::Span& b) { return a.begin_ns < b.begin_ns; });
+    int64_t step = first_step;
+    for (const profile::Span& s : step_spans) {
+      if (step >= steps) break;
       const profile::SpanOverlap o = profile::SummarizeSpans(timelines[r].spans, s.begin_ns, s.end_ns);
       rec.span_comm_seconds[step] = 1e-9 * static_cast<double>(o.communication_ns);
       rec.span_exposed_seconds[step] = 1e-9 * static_cast<double>(o.exposed_ns);

@@ -153,14 +153,14 @@ std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks) {
     if (!std::isnan(r.tracked_peak)) m.peak_allocated = static_cast<int64_t>(r.tracked_peak);
     if (r.device_allocated_peak >= 0) {  // a GPU run: the device allocator's own peaks
       m.peak_allocated = static_cast<int64_t>(r.device_allocated_peak);
-      m.peak_reserved = static_cast<int64_t>(r.device_reserved_peak);
+      if (!std::isnan(r.device_reserved_peak)) m.peak_reserved = static_cast<int64_t>(r.device_reserved_peak);
     }
     // What the engine holds between steps, exactly, from its tensors.
     for (memory::Category c : memory::kHeldBetweenSteps) {
       if (!std::isnan(r.held(c))) m.held[memory::CategoryName(c)] = static_cast<int64_t>(r.held(c));
     }
-    // (NaN where the kernel refused the reset: the metric is listed as not measured.)
-    m.host_rss_peak = std::isnan(r.rss_peak_bytes) ? 0 : static_cast<int64_t>(r.rss_peak_bytes);
+    // (NaN where the kernel refused the reset: null, the metric listed as not measured.)
+    if (!std::isnan(r.rss_peak_bytes)) m.host_rss_peak = static_cast<int64_t>(r.rss_peak_bytes);
     out.push_back(m);
   }
   return out;

@@ -17,11 +17,12 @@ bool HasNaN(const std::vector<double>& v) {
 
 }  // namespace
 
-std::vector<NotMeasured> TakeUnmeasured(std::vector<Metric>& metrics, const std::map<std::string, std::string>& why) {
+std::vector<NotMeasured> TakeUnmeasured(std::vector<Metric>& metrics, const std::map<std::string, std::string>& why,
+                                        bool only_named) {
   std::vector<NotMeasured> out;
   std::vector<Metric> kept;
   for (auto& m : metrics) {
-    if (!HasNaN(m.samples) && !HasNaN(m.per_rank)) {
+    if ((!HasNaN(m.samples) && !HasNaN(m.per_rank)) || (only_named && !why.count(m.name))) {
       kept.push_back(std::move(m));
       continue;
     }
@@ -62,7 +63,7 @@ RunResult AssembleRunResult(const Scenario& s, const std::vector<RankRecord>& al
   frame.facts.global_tokens = s.train.batch_size * s.train.grad_accumulation * s.train.seq_len * s.world_size;
   frame.facts.trainable_bytes = frame.trainable_bytes;
   r.metrics = BuildMetrics(all, frame.facts);
-  r.not_measured = TakeUnmeasured(r.metrics, frame.not_measured);
+  r.not_measured = TakeUnmeasured(r.metrics, frame.not_measured, /*only_named=*/!frame.peer);
   for (auto& m : r.metrics) {
     if (frame.sampled_here.count(m.name)) m.kind = "sampled";
   }

@@ -38,12 +38,16 @@ struct RunFrame {
   // sampled, so that gates test them statistically instead of at zero tolerance.
   std::map<std::string, std::string> sampled_here;
   std::vector<std::string> peer_warnings;
+  // A peer engine's records: any NaN figure is one it did not measure (ours: only those named).
+  bool peer = false;
 };
 
 RunResult AssembleRunResult(const Scenario& s, const std::vector<RankRecord>& all, RunFrame frame);
 
-// Moves every metric with a NaN sample or per-rank value (a figure not measured) out of
-// `metrics`, into the list returned, each with its reason from `why` (or a generic one).
-std::vector<NotMeasured> TakeUnmeasured(std::vector<Metric>& metrics, const std::map<std::string, std::string>& why);
+// Moves the metrics with a NaN sample or per-rank value (a figure not measured) out of
+// `metrics`, into the list returned, each with its reason from `why` (or a generic one); with
+// `only_named`, only those `why` names (our engines: any other NaN is a bug to show, not hide).
+std::vector<NotMeasured> TakeUnmeasured(std::vector<Metric>& metrics, const std::map<std::string, std::string>& why,
+                                        bool only_named = false);
 
 }  // namespace shardbench

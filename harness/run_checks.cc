@@ -50,6 +50,11 @@ Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair
 }
 
 Check GradMemoryCheck(const std::vector<RankRecord>& all, int64_t trainable_bytes, int world_size, double limit) {
+  for (size_t r = 0; r < all.size(); ++r) {  // a peer that could not read its gradients: not judged green
+    if (std::isnan(all[r].held(memory::Category::kGrads))) {
+      return {"grad_memory", false, "not judged: rank " + std::to_string(r) + "'s gradient bytes were not measured"};
+    }
+  }
   const double owned = static_cast<double>(trainable_bytes) / world_size;
   double worst = 0;
   if (owned > 0) {

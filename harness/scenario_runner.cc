@@ -94,7 +94,7 @@ class RankRun {
   std::unique_ptr<RankRecord> rec_;
   std::unique_ptr<profile::KernelTrace> kernel_trace_;
   std::unique_ptr<RankTrace> trace_;         // spans over the measured steps (always: the overlap metrics)
-  bool host_peak_reset_ = true;              // the kernel restarted VmHWM when the window opened
+  bool host_peak_reset_ = false;             // the kernel restarted VmHWM when the window opened
   int64_t resumed_from_ = 0;                 // steps an earlier attempt took (restarted job)
   int64_t stopped_after_ = 0;                // the loss diverged: training stopped after this many steps
   std::unique_ptr<RankRecord> earlier_;      // that attempt's record of them, at its save
@@ -318,7 +318,8 @@ void RankRun::measure() {
     auto it = mem.params_by_dtype.find(kStorageDtypes[d]);
     rec.param_bytes_by_dtype[d] = it == mem.params_by_dtype.end() ? 0.0 : static_cast<double>(it->second);
   }
-  rec.rss_peak_bytes = static_cast<double>(HostRssPeakBytes());
+  // Training's host peak only where this rank's reset ran (not when training stopped in warmup).
+  rec.rss_peak_bytes = host_peak_reset_ ? static_cast<double>(HostRssPeakBytes()) : std::nan("");
   rec.init_rss_peak_bytes = init_rss_peak_;
   rec.checkpoint_bytes_read = static_cast<double>(built_.load->bytes_read);
   if (comm_) rec.set_comm(comm_->stats());
@@ -383,9 +384,9 @@ std::optional<RunResult> RankRun::assemble() {
   frame.trainable_bytes = trainable_bytes_;
   frame.checks = checks(parity);
   if (resumed_from_ > 0) frame.resumed_from_step = resumed_from_;
-  if (!host_peak_reset_) {
-    for (auto& r : all) r.rss_peak_bytes = std::nan("");
-    frame.not_measured["host_rss_peak"] = "/proc/self/clear_refs refused the peak reset: VmHWM would include init";
+  if (std::any_of(all.begin(), all.end(), [](const RankRecord& r) { return std::isnan(r.rss_peak_bytes); })) {
+    frame.not_measured["host_rss_peak"] = "VmHWM was not restarted when warmup ended (the window never opened, or "
+                                          "/proc/self/clear_refs refused): it would include init";
   }
   return AssembleRunResult(s_, all, std::move(frame));
 }

@@ -65,7 +65,7 @@ nlohmann::json RankStepsJson(const StoredResult& result) {
       if (busy.size() <= r) busy.resize(r + 1), step.resize(r + 1);
       for (size_t s = first; s < seconds[r].size(); ++s) {
         step[r].push_back(seconds[r][s]);
-        busy[r].push_back(seconds[r][s] - wait[r][s]);
+        if (!std::isnan(wait[r][s])) busy[r].push_back(seconds[r][s] - wait[r][s]);  // NaN: waits not measured
       }
     }
   }
@@ -75,7 +75,7 @@ nlohmann::json RankStepsJson(const StoredResult& result) {
   };
   nlohmann::json out = nlohmann::json::array();
   for (size_t r = 0; r < busy.size(); ++r) {
-    if (busy[r].empty()) continue;
+    if (busy[r].empty() || step[r].empty()) continue;
     out.push_back({{"rank", r}, {"busy", summary(busy[r])}, {"step", summary(step[r])}});
   }
   return out;

@@ -55,7 +55,7 @@ RankMemory ReadMemory(const JsonField& f, const Reader& r) {
   if (auto v = f.Optional("held")) m.held = Bytes(*v);
   if (auto v = r.Field(f, "peak_allocated"); v && !v->json().is_null()) m.peak_allocated = v->NonNegativeInteger();
   if (auto v = r.Field(f, "peak_reserved"); v && !v->json().is_null()) m.peak_reserved = v->NonNegativeInteger();
-  if (auto v = r.Field(f, "host_rss_peak")) m.host_rss_peak = v->NonNegativeInteger();
+  if (auto v = r.Field(f, "host_rss_peak"); v && !v->json().is_null()) m.host_rss_peak = v->NonNegativeInteger();
   return m;
 }
 

@@ -32,7 +32,7 @@ nlohmann::json ToJson(const RankMemory& m) {
   auto opt = [](const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   return {{"rank", m.rank}, {"categories", m.categories}, {"peak_by_category", m.peak_by_category},
           {"held", m.held}, {"peak_allocated", opt(m.peak_allocated)},
-          {"peak_reserved", opt(m.peak_reserved)}, {"host_rss_peak", m.host_rss_peak}};
+          {"peak_reserved", opt(m.peak_reserved)}, {"host_rss_peak", opt(m.host_rss_peak)}};
 }
 
 nlohmann::json ToJson(const RunResult& r) {

@@ -47,7 +47,7 @@ struct RankMemory {
   // Allocator peaks (bytes) over the measured steps; absent when not measured (reserved: GPU only).
   std::optional<int64_t> peak_allocated;
   std::optional<int64_t> peak_reserved;
-  int64_t host_rss_peak = 0;  // VmHWM of the rank's process
+  std::optional<int64_t> host_rss_peak;  // VmHWM of the rank's process over training (null: not measured)
 };
 
 struct RunResult {

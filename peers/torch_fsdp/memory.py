@@ -83,6 +83,13 @@ def _fsdp2_params(model):
 
 def held(engine, model, optimizer):
     """Bytes by category this rank holds now, and parameter bytes by stored dtype."""
+    try:
+        return _held(engine, model, optimizer)
+    except AttributeError as e:  # this torch version names FSDP's internals otherwise
+        raise NotMeasurable(f"this torch version lacks the FSDP internals the peer counts from ({e})") from e
+
+
+def _held(engine, model, optimizer):
     s = _Storages()
     if engine == "torch_fsdp1":
         handles = _fsdp1_handles(model)
@@ -172,7 +179,11 @@ class TrackedAllocations:
         if not path:
             self.why_not = "the shardbench build has no peer allocator library (libshardbench_peer_allocator.so)"
             return
-        lib = ctypes.CDLL(path)
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:  # e.g. another torch's libc10 lacks a symbol ours was linked against
+            self.why_not = f"shardbench's tracking allocator does not load into this torch {torch.__version__}: {e}"
+            return
         lib.shardbench_allocator_torch_version.restype = ctypes.c_char_p
         lib.shardbench_allocator_current.restype = ctypes.c_int64
         lib.shardbench_allocator_peak.restype = ctypes.c_int64

@@ -163,9 +163,11 @@ class PeerRun:
         try:
             with records.keeping_warnings():  # PyTorch's own warnings are findings too
                 self.model, self.optimizer = wrap.wrap_and_optimize(self.s, model, self.device, param_groups)
-        except (torch.OutOfMemoryError, dist.DistBackendError):
+        except (torch.OutOfMemoryError, dist.DistError):
             raise  # the machine or the network, not a refusal
         except (ValueError, RuntimeError, AssertionError, NotImplementedError) as e:
+            if "DefaultCPUAllocator" in str(e):  # the host out of memory: infrastructure
+                raise
             refusal = f"{type(e).__name__}: {e}"
             print(f"peer: rank {self.rank}: PyTorch refused the scenario: {refusal}", file=sys.stderr)
         # Every rank learns whether any refused (validation happens before FSDP's first collective,
@@ -179,7 +181,11 @@ class PeerRun:
         figures["init_time_shard"] = time.perf_counter() - t
         t = time.perf_counter()
         self.load_into_shards(self.model, keys)
-        figures["init_time_load"] = time.perf_counter() - t if self.on_meta else 0.0
+        if self.on_meta:
+            figures["init_time_load"] = time.perf_counter() - t
+        else:
+            self.not_measured["init_time_load"] = ("init=eager: from_pretrained reads the weights and builds the model in "
+                                                   "one call, all of it in init_time_construct")
         figures["init_time"] = time.perf_counter() - t_start
         figures["init_host_rss_peak"] = memory.host_rss_peak()
         if not self.tracked.why_not:

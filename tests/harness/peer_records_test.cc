@@ -45,6 +45,7 @@ TEST(PeerRecords, MeasuredFiguresBecomeTheTablesMetricsAndTheRestIsListedWithWhy
                                         "checks: {max_grad_blowup: 1.1}\n"),
                              "t.yaml");
   RunFrame frame;
+  frame.peer = true;
   frame.trainable_bytes = peer.trainable_bytes;
   frame.not_measured = peer.not_measured;
   frame.sampled_here = peer.sampled;

@@ -149,6 +149,17 @@ TEST(RankRecord, StragglerRatioIsTheBusiestRankOverTheMedianRank) {
   EXPECT_EQ(Find(four, "straggler_ratio").samples, std::vector<double>{0.25 / 0.1875});
 }
 
+// A run that diverged during warmup took fewer steps than its windows start at: the metrics are
+// built from what it took (no window past the end: that was undefined behaviour).
+TEST(RankRecord, ARunThatStoppedDuringWarmupBuildsItsMetricsWithoutAWindow) {
+  RankRecord r = Timed(0.1, 0.01);
+  KeepFirstSteps(r, 1);  // stopped after step 1 of 4, warmup 2
+  const auto metrics = BuildMetrics({r}, 2, 100, 10, 5);
+  for (const auto& m : metrics) {
+    if (m.name == "step_time") EXPECT_TRUE(m.samples.empty());
+  }
+}
+
 TEST(RankRecord, StragglerRatioOfOneRankIsExactlyOne) {
   RankRecord alone(4);
   alone.step_seconds = {1, 0.3, 0.1, 0.7};

@@ -53,5 +53,14 @@ TEST(RunChecks, GradMemoryIsTheWorstRanksGradientBytesOverWhatItOwns) {
   EXPECT_TRUE(GradMemoryCheck(all, 1000, 2, 2.0).passed);
 }
 
+TEST(RunChecks, GradMemoryIsNeverGreenOnBytesNobodyMeasured) {
+  std::vector<RankRecord> all(2, RankRecord(2));
+  all[0].engine_held[static_cast<size_t>(memory::Category::kGrads)] = 100;
+  all[1].engine_held[static_cast<size_t>(memory::Category::kGrads)] = std::numeric_limits<double>::quiet_NaN();
+  const Check c = GradMemoryCheck(all, 200, 2, 1.1);
+  EXPECT_FALSE(c.passed);
+  EXPECT_NE(c.detail.find("not judged: rank 1"), std::string::npos) << c.detail;
+}
+
 }  // namespace
 }  // namespace shardbench
