@@ -352,6 +352,8 @@ constexpr MetricRow kTable[] = {
      "the engine's peak of unsharded gradient bytes over the measured steps"},
     {"optim_state_bytes", "exact", "bytes", "lower", W::kAlways, nullptr, Held<Category::kOptimState>,
      "optimizer state bytes (AdamW moments)"},
+    {"buffer_bytes", "exact", "bytes", "lower", W::kAlways, &R::buffer_bytes, nullptr,
+     "the model's buffers a rank holds (rotary inv_freq; no checkpoint holds them), one count per storage"},
     {"peak_allocated", "exact", "bytes", "lower", W::kAlways, &R::tracked_peak, nullptr,
      "the tracking allocator's peak over the measured steps (a save's window included)"},
     {"init_peak_bytes", "exact", "bytes", "lower", W::kAlways, &R::init_peak_bytes, nullptr,

@@ -42,6 +42,7 @@ struct RankRecord {
   double rss_peak_bytes = 0;
   double init_rss_peak_bytes = 0;  // VmHWM when init ended: the host's high-water mark of init
   double checkpoint_bytes_read = 0;
+  double buffer_bytes = 0;  // the model's buffers this rank holds (rotary inv_freq), one count per storage
   // The scenario's checkpoint (-1: none saved / loaded): seconds, bytes this rank wrote, bytes
   // of the whole checkpoint, tracked host bytes the save allocated at its peak.
   double checkpoint_save_seconds = -1, checkpoint_load_seconds = -1, checkpoint_bytes = -1;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <set>
 
 #include "engine/comm/create_communicator.h"
 #include "engine/common/error.h"
@@ -40,6 +41,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The model's buffers, each storage once (buffers the engines never shard or free).
+int64_t BufferBytes(model::LlamaForCausalLM& model) {
+  std::set<const void*> seen;
+  int64_t bytes = 0;
+  for (const auto& b : model.named_buffers()) {
+    const at::Tensor& t = *b.slot;
+    if (t.defined() && t.has_storage() && seen.insert(t.storage().unsafeGetStorageImpl()).second) bytes += t.storage().nbytes();
+  }
+  return bytes;
+}
 
 // The tracking allocator's figures: overall peak, the breakdown at it, each category's peak.
 void RecordTracked(RankRecord& r, const memory::MemoryStats& tracked) {
@@ -322,6 +334,7 @@ void RankRun::measure() {
   rec.rss_peak_bytes = host_peak_reset_ ? static_cast<double>(HostRssPeakBytes()) : std::nan("");
   rec.init_rss_peak_bytes = init_rss_peak_;
   rec.checkpoint_bytes_read = static_cast<double>(built_.load->bytes_read);
+  rec.buffer_bytes = static_cast<double>(BufferBytes(*built_.model));
   if (comm_) rec.set_comm(comm_->stats());
   memory::MemoryStats tracked = memory::Snapshot();
   // A save reset the peaks around itself; a save during warmup precedes the measured window.

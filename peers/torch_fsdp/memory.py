@@ -123,6 +123,18 @@ def _held(engine, model, optimizer):
     return s.bytes, s.by_dtype
 
 
+def buffer_bytes(model):
+    """The model's buffers (rotary inv_freq), each storage once, as harness/scenario_runner.cc counts ours."""
+    seen, total = set(), 0
+    for b in model.buffers():
+        t = _local(b)
+        storage = t.untyped_storage()
+        if storage.nbytes() and (t.device, storage.data_ptr()) not in seen:
+            seen.add((t.device, storage.data_ptr()))
+            total += storage.nbytes()
+    return total
+
+
 # ---- the host's high-water mark ----
 
 def host_rss_peak():

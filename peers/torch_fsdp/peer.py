@@ -348,6 +348,7 @@ class PeerRun:
             for name in ("param_bytes", "grad_bytes", "optim_state_bytes", "grad_blowup"):
                 self.not_measured[name] = str(e)
             rec.param_bytes_by_dtype = {}
+        rec.figures["buffer_bytes"] = memory.buffer_bytes(self.model)
         if "params_unsharded_peak_bytes" not in self.not_measured:
             rec.peak = {"params_unsharded": self.gauge.params_peak, "grads": self.gauge.grads_peak}
         if "host_rss_peak" not in self.not_measured:

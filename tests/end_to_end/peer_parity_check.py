@@ -78,7 +78,7 @@ for lora in ("true", "false"):
     for ours, peer in (("per_param", "torch_fsdp2"), ("flat", "torch_fsdp1")):
         a = results[f"peers_tiny[engine={ours},enabled={lora}]"]
         b = results[f"peers_tiny[engine={peer},enabled={lora}]"]
-        exact = ["param_bytes", "param_bytes_fp32", "grad_bytes", "grad_blowup", "grads_unsharded_peak_bytes"]
+        exact = ["param_bytes", "param_bytes_fp32", "grad_bytes", "grad_blowup", "grads_unsharded_peak_bytes", "buffer_bytes"]
         if peer == "torch_fsdp1":
             exact.append("params_unsharded_peak_bytes")
         else:  # FSDP2 always prefetches one unit in backward: it holds a decoder layer more at its peak
