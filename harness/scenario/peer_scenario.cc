@@ -9,8 +9,9 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   auto refuse = [&](const std::string& field, const std::string& why) {
     throw InputError(who + field + " is not mapped onto the peer: " + why + " (peers/README.md lists what is)");
   };
-  if (s.checkpoint.type == "local") {
-    refuse("checkpoint.type=local", "the peer saves full, sharded (torch.distributed.checkpoint) and adapter checkpoints");
+  if (s.checkpoint.type == "local" && s.engine == Engine::kTorchFsdp2) {
+    refuse("checkpoint.type=local", "fully_shard (FSDP2) has no local state dict: its state dict is DTensor shards "
+                                    "already (use sharded); FSDP1's LOCAL_STATE_DICT is mapped on torch_fsdp1");
   }
   if (!s.failpoints.empty()) refuse("failpoints", "they inject faults into shardbench's own engines");
   if (s.train.warmup_auto) refuse("train.warmup_steps=auto", "the peer reads a number of warmup steps");

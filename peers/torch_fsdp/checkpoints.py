@@ -8,6 +8,9 @@
            transformers names, LoRA's as `<module>.lora_A.weight`) plus optimizer.safetensors
            (`state.<name>.exp_avg`, `.exp_avg_sq`, `.step`); loaded back with
            set_model_state_dict / set_optimizer_state_dict(broadcast_from_rank0=True)
+  local    FSDP1 only: each rank's flat shards as FSDP.state_dict_type(LOCAL_STATE_DICT) gives them,
+           with FSDP.optim_state_dict, torch.save'd to local_rank<N>.pt; loaded back under the same
+           state dict type with optim_state_dict_to_load (same world size and wrapping only)
   adapter  the LoRA weights only (get_model_state_dict with full_state_dict=True and
            ignore_frozen_params=True: FSDP2 gathers only those, FSDP1 the whole model first),
            written by rank 0 in PEFT's layout as shardbench's adapter checkpoints are:
@@ -22,8 +25,9 @@ state tensor bit for bit with those at the save, as shardbench's own check does.
 The adapter check compares the parameters only (the frozen base is rebuilt as it was, and an
 adapter checkpoint holds no optimizer state, as on shardbench's side). checks.resume trains that
 fresh model from the save to the end: every loss and, at the end, every rank's shards of every
-parameter and optimizer state tensor must equal the uninterrupted run's. Kind `local` is refused
-before launch (harness/scenario/peer_scenario.cc).
+parameter and optimizer state tensor must equal the uninterrupted run's. Kind `local` on FSDP2 is
+refused before launch (harness/scenario/peer_scenario.cc). Whatever PyTorch raises while saving or
+loading is the check's red result in PyTorch's own words (peer.py), never a crash.
 """
 import json
 import os
@@ -34,6 +38,10 @@ import torch
 import torch.distributed as dist
 
 import meta_init
+
+
+LAYOUTS = {"sharded": "torch.distributed.checkpoint", "full": "gathered to rank 0, shardbench's FULL layout",
+           "local": "FSDP1 LOCAL_STATE_DICT, torch.save per rank", "adapter": "PEFT layout"}
 
 
 def save_after(scenario):
@@ -86,6 +94,17 @@ def save(kind, model, optimizer, directory, model_dir, adapter_dir):
         mine = [os.path.join(directory, f) for f in os.listdir(directory) if f.startswith(f"__{rank}_")]
         if rank == 0:
             mine.append(os.path.join(directory, ".metadata"))
+    elif kind == "local":  # FSDP1 only (FSDP2 has none: refused at scenario load)
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        from torch.distributed.fsdp import StateDictType
+        with FSDP.state_dict_type(model, StateDictType.LOCAL_STATE_DICT):
+            msd = model.state_dict()
+            osd = FSDP.optim_state_dict(model, optimizer)
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, f"local_rank{rank}.pt")
+        torch.save({"model": msd, "optim": osd}, path)  # rank-local, as users save LOCAL_STATE_DICT
+        mine = [path]
+        dist.barrier()
     elif kind == "adapter":
         from safetensors.torch import save_file
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
@@ -148,6 +167,13 @@ def load(kind, model, optimizer, directory):
         dcp.load(state, checkpoint_id=directory)
         set_model_state_dict(model, state["model"])
         set_optimizer_state_dict(model, optimizer, state["optim"])
+    elif kind == "local":
+        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+        from torch.distributed.fsdp import StateDictType
+        saved = torch.load(os.path.join(directory, f"local_rank{dist.get_rank()}.pt"), weights_only=False)
+        with FSDP.state_dict_type(model, StateDictType.LOCAL_STATE_DICT):
+            model.load_state_dict(saved["model"])
+            optimizer.load_state_dict(FSDP.optim_state_dict_to_load(model, optimizer, saved["optim"]))
     elif kind == "adapter":
         from safetensors.torch import load_file
         # A complete full state dict, the adapters replaced: given only the adapters,
@@ -209,7 +235,7 @@ def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, d
         now = {k: v for k, v in now.items() if k.startswith("model.")}
     differ, compared, first = _compare_over_ranks(at_save, now, device)
     return seconds, {"name": "state_dict_roundtrip", "passed": differ == 0,
-                     "detail": f"{kind} checkpoint ({'PEFT layout' if adapter else 'torch.distributed.checkpoint'}) saved "
+                     "detail": f"{kind} checkpoint ({LAYOUTS[kind]}) saved "
                                f"after step {save_at}: {compared:.0f} tensors compared bit for bit "
                                f"({'params' if adapter else 'params and optimizer state'}) over "
                                f"{dist.get_world_size()} ranks, {differ:.0f} differ{first}"}

@@ -109,6 +109,7 @@ class PeerRun:
         self.counter = collectives.CollectiveCounter()
         self.tracked = None  # our tracking allocator in this process (setup installs it)
         self.peak_before_save = None
+        self.save_failure = None  # what PyTorch said when it could not save the checkpoint
         self.gauge = unshard_gauge.UnshardGauge()
         self.checks = []
         self.refusal = None
@@ -273,11 +274,15 @@ class PeerRun:
             self.peak_before_save = self.tracked.peak()
         start = self.tracked.current()
         self.tracked.reset_peaks()
-        with records.keeping_warnings():
+
+        def save():
             if self.s["checks"]["state_dict_roundtrip"]:
                 self.at_save = checkpoints.local_state(self.model, self.optimizer)
-            self.saved = checkpoints.save(self.kind, self.model, self.optimizer, self.checkpoint_dir,
-                                          self.model_dir, os.path.join(self.args.init, "adapter"))
+            return checkpoints.save(self.kind, self.model, self.optimizer, self.checkpoint_dir, self.model_dir,
+                                    os.path.join(self.args.init, "adapter"))
+
+        with records.keeping_warnings():
+            self.saved, self.save_failure = pytorch_may_refuse(save, self.world)
         self.save_peak = None if self.tracked.why_not else self.tracked.peak() - start
         self.tracked.reset_peaks()
 
@@ -379,23 +384,37 @@ class PeerRun:
         (state_dict_roundtrip); then train the remaining steps, compared with the uninterrupted
         run's losses and final state (resume)."""
         import torch.distributed as dist
-        if self.stopped_after:
-            why = f"not run: training stopped after step {self.stopped_after} (the loss was not finite)"
-            for name in ("state_dict_roundtrip", "resume"):
-                if self.s["checks"][name]:
-                    self.checks.append({"name": name, "passed": False, "detail": why})
+        failed_save = self.save_failure
+        if self.stopped_after or failed_save:
+            why = (f"not run: training stopped after step {self.stopped_after} (the loss was not finite)" if self.stopped_after
+                   else f"PyTorch failed to save the {self.kind} checkpoint: {failed_save}")
+            asked = [name for name in ("state_dict_roundtrip", "resume") if self.s["checks"][name]]
+            for name in asked or (["checkpoint_save"] if failed_save else []):
+                self.checks.append({"name": name, "passed": False, "detail": why})
         else:
             at_end = checkpoints.local_state(self.model, self.optimizer) if self.s["checks"]["resume"] else None
             if self.at_save is not None or at_end is not None:
                 with records.keeping_warnings():
                     fresh, fresh_optimizer = self.build_and_wrap()
-                    if self.at_save is not None:
-                        load_s, roundtrip = checkpoints.roundtrip_check(self.kind, self.at_save, fresh, fresh_optimizer,
-                                                                        self.checkpoint_dir, self.save_at, self.device)
-                        self.checks.append(roundtrip)
+
+                    def load():
+                        if self.at_save is not None:
+                            return checkpoints.roundtrip_check(self.kind, self.at_save, fresh, fresh_optimizer,
+                                                               self.checkpoint_dir, self.save_at, self.device)
+                        return checkpoints.load(self.kind, fresh, fresh_optimizer, self.checkpoint_dir), None
+
+                    loaded, failure = pytorch_may_refuse(load, self.world)
+                    if failure:  # PyTorch could not load what it saved: a finding in its own words
+                        why = f"PyTorch failed to load the {self.kind} checkpoint it saved: {failure}"
+                        for name in ("state_dict_roundtrip", "resume"):
+                            if self.s["checks"][name]:
+                                self.checks.append({"name": name, "passed": False, "detail": why})
+                        at_end = None
                     else:
-                        load_s = checkpoints.load(self.kind, fresh, fresh_optimizer, self.checkpoint_dir)
-                    self.record.figures["checkpoint_load_time"] = load_s
+                        load_s, roundtrip = loaded
+                        if roundtrip:
+                            self.checks.append(roundtrip)
+                        self.record.figures["checkpoint_load_time"] = load_s
                     if at_end is not None:
                         after = [self.train_step(fresh, fresh_optimizer, step)[0] for step in range(self.save_at, self.total)]
                         self.checks.append(checkpoints.resume_check(
@@ -431,6 +450,24 @@ class PeerRun:
         dist.barrier()  # rank 0's records are on disk before anyone leaves
         failed = self.refusal is not None or any(not c["passed"] for c in self.checks)
         return 1 if failed else 0
+
+
+def pytorch_may_refuse(fn, world):
+    """Runs a collective step of PyTorch's that may raise (a state dict type it cannot save or
+    load): (its result, None), or (None, "rank R: PyTorch's own words") on every rank when any rank
+    raised. Every rank learns it, so none is left alone in a later collective."""
+    import torch.distributed as dist
+    result, failure = None, None
+    try:
+        result = fn()
+    except (RuntimeError, ValueError, NotImplementedError, AssertionError) as e:
+        if isinstance(e, dist.DistError) or "DefaultCPUAllocator" in str(e):
+            raise  # the network or the machine, not PyTorch refusing
+        failure = f"{type(e).__name__}: {e}".strip().replace("\n", " ")[:600]
+    failures = [None] * world
+    dist.all_gather_object(failures, failure)
+    first = next(((r, f) for r, f in enumerate(failures) if f), None)
+    return (None, f"rank {first[0]}: {first[1]}") if first else (result, None)
 
 
 def matmul_peak(device, n=8192):

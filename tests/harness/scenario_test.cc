@@ -168,8 +168,12 @@ TEST(PeerScenario, CheckpointKindsThePeerSavesAreAcceptedOthersNamed) {
     EXPECT_EQ(s.checkpoint.type, kind);
   }
   EXPECT_NE(ErrorOf([&] { LoadScenarioFile(peer, {"checkpoint.type=local"}); })
-                .find("checkpoint.type=local is not mapped onto the peer: the peer saves full, sharded"),
+                .find("checkpoint.type=local is not mapped onto the peer: fully_shard (FSDP2) has no local state dict"),
             std::string::npos);
+  // FSDP1's LOCAL_STATE_DICT is mapped.
+  EXPECT_EQ(LoadScenarioFile(peer, {"engine=torch_fsdp1", "checkpoint.type=local", "checks.state_dict_roundtrip=true"})
+                .checkpoint.type,
+            "local");
   EXPECT_TRUE(LoadScenarioFile(peer, {"checkpoint.type=sharded", "checkpoint.save_step=2", "checks.resume=true"})
                   .checks.resume);
 }
