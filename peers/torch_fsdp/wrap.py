@@ -11,7 +11,7 @@
 | optimizer.impl                    | torch.optim.AdamW(foreach=False) / (foreach=True) / (fused=True)                                        |
 | optimizer.build                   | after_wrap: from the wrapped model; before_wrap: from the original parameters, then wrapped             |
 | init: meta                        | meta_init.py: built on meta, fully_shard, to_empty; the weights loaded into the shards with set_model_state_dict(full_state_dict, broadcast_from_rank0), RoPE recomputed | the same, materialised by FullyShardedDataParallel's param_init_fn (to_empty per module) |
-| checkpoint.type                   | checkpoints.py: sharded = get_state_dict + dcp.save / dcp.load; full = full_state_dict gathered to rank 0, written as a Hugging Face directory + optimizer.safetensors (shardbench's FULL layout) (both engines) |
+| checkpoint.type                   | checkpoints.py: sharded = get_state_dict + dcp.save / dcp.load; full = full_state_dict gathered to rank 0, written as a Hugging Face directory + optimizer.safetensors (shardbench's FULL layout) (both engines); local = FSDP1 only, state_dict_type(LOCAL_STATE_DICT) + FSDP.optim_state_dict, torch.save per rank |
 | activation_checkpointing          | checkpoint_wrapper (non-reentrant) on each LlamaDecoderLayer, before fully_shard, which shards the wrapper (torchtitan) | apply_activation_checkpointing, the same wrapper, after wrapping (PyTorch's FSDP tutorial, accelerate) |
 """
 import functools
