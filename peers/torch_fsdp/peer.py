@@ -392,7 +392,8 @@ class PeerRun:
             for name in asked or (["checkpoint_save"] if failed_save else []):
                 self.checks.append({"name": name, "passed": False, "detail": why})
         else:
-            at_end = checkpoints.local_state(self.model, self.optimizer) if self.s["checks"]["resume"] else None
+            with records.keeping_warnings():  # PyTorch's state dict warnings are the result's, not stderr's
+                at_end = checkpoints.local_state(self.model, self.optimizer) if self.s["checks"]["resume"] else None
             if self.at_save is not None or at_end is not None:
                 with records.keeping_warnings():
                     fresh, fresh_optimizer = self.build_and_wrap()
