@@ -25,7 +25,6 @@
 #include "harness/repetition_launch.h"
 #include "harness/run_assembly.h"
 #include "harness/scenario/scenario_model.h"
-#include "harness/scenario/scenario_parser.h"
 #include "harness/suite.h"
 #include "reporters/results_reader.h"
 
@@ -124,13 +123,13 @@ int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit
     throw std::logic_error(records_file + ": " + std::to_string(peer.ranks.size()) + " rank records for world_size " +
                            std::to_string(s.world_size) + " (a bug of peers/torch_fsdp)");
   }
+  const std::string run_id = s.name + "-" + Timestamp() + "-" + std::to_string(::getpid());
   RunResult r;
   if (peer.refusal) {  // PyTorch refused the combination: a finding, with its own words
-    r.run_id = s.name + "-" + Timestamp() + "-" + std::to_string(::getpid());
+    r.run_id = run_id;
     r.started_at = peer.started_at;
     r.provenance = PeerProvenance(rep_dir, peer.versions);
-    r.scenario = {{"name", s.name}, {"source", s.source}, {"config", YamlToJson(ScenarioToYaml(s))},
-                  {"overrides", s.overrides}, {"matrix", nlohmann::json::object()}};
+    r.scenario = ScenarioBlock(s);
     r.status = "failed";
     r.message = "check 'peer_accepts_scenario' failed: " + *peer.refusal;
     r.checks = {{"peer_accepts_scenario", false, *peer.refusal}};
@@ -139,7 +138,7 @@ int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit
     std::optional<Check> parity;
     if (LossParityApplies(s)) parity = LossParityCheck(s, peer.ranks[0].loss);
     RunFrame frame;
-    frame.run_id = s.name + "-" + Timestamp() + "-" + std::to_string(::getpid());
+    frame.run_id = run_id;
     frame.started_at = peer.started_at;
     frame.provenance = PeerProvenance(rep_dir, peer.versions);
     frame.facts.params_total = peer.params_total;

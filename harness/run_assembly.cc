@@ -40,14 +40,18 @@ std::vector<NotMeasured> TakeUnmeasured(std::vector<Metric>& metrics, const std:
   return out;
 }
 
+nlohmann::json ScenarioBlock(const Scenario& s) {
+  return {{"name", s.name}, {"source", s.source}, {"config", YamlToJson(ScenarioToYaml(s))},
+          {"overrides", s.overrides}, {"matrix", nlohmann::json::object()}};
+}
+
 RunResult AssembleRunResult(const Scenario& s, const std::vector<RankRecord>& all, RunFrame frame) {
   const RankRecord& first = all[0];
   RunResult r;
   r.run_id = frame.run_id;
   r.started_at = frame.started_at;
   r.provenance = std::move(frame.provenance);
-  r.scenario = {{"name", s.name}, {"source", s.source}, {"config", YamlToJson(ScenarioToYaml(s))},
-                {"overrides", s.overrides}, {"matrix", nlohmann::json::object()}};
+  r.scenario = ScenarioBlock(s);
   r.loss = first.loss;
   // Where the step times settle, from the data; warmup auto samples the step-time metrics from
   // there (at most half the steps dropped), everything else keeps the nominal warmup's window.

@@ -44,6 +44,9 @@ struct RunFrame {
 
 RunResult AssembleRunResult(const Scenario& s, const std::vector<RankRecord>& all, RunFrame frame);
 
+// The result's scenario block: name, source, the fully resolved config, overrides, matrix.
+nlohmann::json ScenarioBlock(const Scenario& s);
+
 // Moves the metrics with a NaN sample or per-rank value (a figure not measured) out of
 // `metrics`, into the list returned, each with its reason from `why` (or a generic one); with
 // `only_named`, only those `why` names (our engines: any other NaN is a bug to show, not hide).

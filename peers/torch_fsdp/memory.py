@@ -32,9 +32,9 @@ def _local(t):
 class _Storages:
     """Storages counted once each, in the first category that claims them."""
 
-    def __init__(self):
+    def __init__(self, categories=CATEGORIES):
         self.seen = set()
-        self.bytes = {c: 0 for c in CATEGORIES}
+        self.bytes = {c: 0 for c in categories}
         self.by_dtype = {}
 
     def add(self, category, tensor):
@@ -123,16 +123,17 @@ def _held(engine, model, optimizer):
     return s.bytes, s.by_dtype
 
 
+def storage_bytes(tensors):
+    """Allocated bytes of the tensors' storages, each storage once (None and freed ones skipped)."""
+    s = _Storages(("all",))
+    for t in tensors:
+        s.add("all", t)
+    return s.bytes["all"]
+
+
 def buffer_bytes(model):
     """The model's buffers (rotary inv_freq), each storage once, as harness/scenario_runner.cc counts ours."""
-    seen, total = set(), 0
-    for b in model.buffers():
-        t = _local(b)
-        storage = t.untyped_storage()
-        if storage.nbytes() and (t.device, storage.data_ptr()) not in seen:
-            seen.add((t.device, storage.data_ptr()))
-            total += storage.nbytes()
-    return total
+    return storage_bytes(model.buffers())
 
 
 # ---- the host's high-water mark ----
@@ -170,11 +171,10 @@ def device_figures(device):
     if device.type != "cuda":
         return {}
     s = torch.cuda.memory_stats(device)
-    return {"device_allocated_peak": s.get("allocated_bytes.all.peak", 0),
-            "device_reserved_peak": s.get("reserved_bytes.all.peak", 0),
-            "device_active_peak": s.get("active_bytes.all.peak", 0),
-            "device_alloc_retries": s.get("num_alloc_retries", 0),
-            "device_ooms": s.get("num_ooms", 0)}
+    names = {"device_allocated_peak": "allocated_bytes.all.peak", "device_reserved_peak": "reserved_bytes.all.peak",
+             "device_active_peak": "active_bytes.all.peak", "device_alloc_retries": "num_alloc_retries",
+             "device_ooms": "num_ooms"}
+    return {ours: s[theirs] for ours, theirs in names.items() if theirs in s}  # absent: not measured, not 0
 
 
 # ---- PyTorch's CPU tensors, counted by our tracking allocator ----

@@ -160,25 +160,15 @@ class PeerRun:
 
         # 2. Wrap and build the optimizer; PyTorch refusing the combination is a finding.
         t = time.perf_counter()
-        refusal = None
-        try:
-            with records.keeping_warnings():  # PyTorch's own warnings are findings too
-                self.model, self.optimizer = wrap.wrap_and_optimize(self.s, model, self.device, param_groups)
-        except (torch.OutOfMemoryError, dist.DistError):
-            raise  # the machine or the network, not a refusal
-        except (ValueError, RuntimeError, AssertionError, NotImplementedError) as e:
-            if "DefaultCPUAllocator" in str(e):  # the host out of memory: infrastructure
-                raise
-            refusal = f"{type(e).__name__}: {e}"
-            print(f"peer: rank {self.rank}: PyTorch refused the scenario: {refusal}", file=sys.stderr)
-        # Every rank learns whether any refused (validation happens before FSDP's first collective,
-        # so a refusing rank is never left alone in one).
-        refusals = [None] * self.world
-        dist.all_gather_object(refusals, refusal)
-        if any(refusals):
-            r, message = next((r, m) for r, m in enumerate(refusals) if m)
-            self.refusal = f"rank {r}: {message}"
+        # Validation happens before FSDP's first collective, so a refusing rank is never left
+        # alone in one.
+        with records.keeping_warnings():  # PyTorch's own warnings are findings too
+            wrapped, self.refusal = pytorch_may_refuse(
+                lambda: wrap.wrap_and_optimize(self.s, model, self.device, param_groups), self.world, one_line=False)
+        if self.refusal:
+            print(f"peer: PyTorch refused the scenario: {self.refusal}", file=sys.stderr)
             return False
+        self.model, self.optimizer = wrapped
         figures["init_time_shard"] = time.perf_counter() - t
         t = time.perf_counter()
         self.load_into_shards(self.model, keys)
@@ -453,18 +443,22 @@ class PeerRun:
         return 1 if failed else 0
 
 
-def pytorch_may_refuse(fn, world):
-    """Runs a collective step of PyTorch's that may raise (a state dict type it cannot save or
-    load): (its result, None), or (None, "rank R: PyTorch's own words") on every rank when any rank
-    raised. Every rank learns it, so none is left alone in a later collective."""
+def pytorch_may_refuse(fn, world, one_line=True):
+    """Runs a step of PyTorch's that may refuse what it is asked (a combination it cannot wrap, a
+    state dict type it cannot save or load): (its result, None), or (None, "rank R: PyTorch's own
+    words") on every rank when any rank raised: every rank learns it, so none is left alone in a
+    later collective. The machine or the network failing is raised as it is (infrastructure)."""
+    import torch
     import torch.distributed as dist
     result, failure = None, None
     try:
         result = fn()
     except (RuntimeError, ValueError, NotImplementedError, AssertionError) as e:
-        if isinstance(e, dist.DistError) or "DefaultCPUAllocator" in str(e):
-            raise  # the network or the machine, not PyTorch refusing
-        failure = f"{type(e).__name__}: {e}".strip().replace("\n", " ")[:600]
+        if isinstance(e, (torch.OutOfMemoryError, dist.DistError)) or "DefaultCPUAllocator" in str(e):
+            raise
+        failure = f"{type(e).__name__}: {e}"
+        if one_line:
+            failure = failure.strip().replace("\n", " ")[:600]
     failures = [None] * world
     dist.all_gather_object(failures, failure)
     first = next(((r, f) for r, f in enumerate(failures) if f), None)

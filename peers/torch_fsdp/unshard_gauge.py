@@ -21,18 +21,7 @@ the copies it splits out): the gauge reads before and after, as our gauges count
 """
 import functools
 
-
-def _storage_bytes(tensors):
-    seen, total = set(), 0
-    for t in tensors:
-        if t is None:
-            continue
-        t = t.to_local() if hasattr(t, "to_local") else t
-        storage = t.untyped_storage()
-        if storage.nbytes() and storage.data_ptr() not in seen:
-            seen.add(storage.data_ptr())
-            total += storage.nbytes()
-    return total
+from memory import storage_bytes as _storage_bytes
 
 
 class UnshardGauge:
