@@ -1,16 +1,16 @@
-"""checkpoint.type on the peer, with PyTorch's own APIs (torch.distributed.checkpoint):
+"""checkpoint.type on the peer, with the API each FSDP's users call. torch_fsdp1: full, sharded
+and local through FSDP.state_dict_type and FSDP.optim_state_dict (fsdp1_state_dicts.py).
+torch_fsdp2, through torch.distributed.checkpoint.state_dict:
 
-  sharded  get_state_dict (each rank's DTensor / ShardedTensor shards) saved and loaded with DCP,
-           dcp.save / dcp.load: one `__<rank>_0.distcp` file per rank and rank 0's `.metadata`
+  sharded  get_state_dict (each rank's DTensor shards) saved and loaded with DCP, dcp.save /
+           dcp.load: one `__<rank>_0.distcp` file per rank and rank 0's `.metadata`
   full     get_model_state_dict / get_optimizer_state_dict with full_state_dict=True and
-           cpu_offload=True gathered to rank 0, written there in shardbench's FULL layout: a
-           Hugging Face directory (config.json + model.safetensors, the parameters by their
-           transformers names, LoRA's as `<module>.lora_A.weight`) plus optimizer.safetensors
-           (`state.<name>.exp_avg`, `.exp_avg_sq`, `.step`); loaded back with
-           set_model_state_dict / set_optimizer_state_dict(broadcast_from_rank0=True)
-  local    FSDP1 only: each rank's flat shards as FSDP.state_dict_type(LOCAL_STATE_DICT) gives them,
-           with FSDP.optim_state_dict, torch.save'd to local_rank<N>.pt; loaded back under the same
-           state dict type with optim_state_dict_to_load (same world size and wrapping only)
+           cpu_offload=True (rank 0's alone, off the GPU), written there in shardbench's FULL
+           layout (full_layout.py); loaded back with set_model_state_dict /
+           set_optimizer_state_dict(broadcast_from_rank0=True)
+  local    none: FSDP2 has no local state dict (refused at scenario load)
+
+Both engines:
   adapter  the LoRA weights only (get_model_state_dict with full_state_dict=True and
            ignore_frozen_params=True: FSDP2 gathers only those, FSDP1 the whole model first),
            written by rank 0 in PEFT's layout as shardbench's adapter checkpoints are:
@@ -29,7 +29,6 @@ parameter and optimizer state tensor must equal the uninterrupted run's. Kind `l
 refused before launch (harness/scenario/peer_scenario.cc). Whatever PyTorch raises while saving or
 loading is the check's red result in PyTorch's own words (peer.py), never a crash.
 """
-import json
 import os
 import shutil
 import time
@@ -37,11 +36,27 @@ import time
 import torch
 import torch.distributed as dist
 
+import fsdp1_state_dicts
+import full_layout
 import meta_init
 
 
-LAYOUTS = {"sharded": "torch.distributed.checkpoint", "full": "gathered to rank 0, shardbench's FULL layout",
-           "local": "FSDP1 LOCAL_STATE_DICT, torch.save per rank", "adapter": "PEFT layout"}
+LAYOUTS = {"sharded": "get_state_dict, torch.distributed.checkpoint", "full": "gathered to rank 0, shardbench's FULL layout",
+           "adapter": "PEFT layout"}
+FSDP1_LAYOUTS = {"sharded": "FSDP.state_dict_type(SHARDED_STATE_DICT), torch.distributed.checkpoint",
+                 "full": "FSDP.state_dict_type(FULL_STATE_DICT), shardbench's FULL layout",
+                 "local": "FSDP.state_dict_type(LOCAL_STATE_DICT), torch.save per rank"}
+
+
+def layout(kind, model):
+    """How a `kind` checkpoint of `model` is taken and written, for the checks' words."""
+    return FSDP1_LAYOUTS[kind] if kind in FSDP1_LAYOUTS and is_fsdp1(model) else LAYOUTS[kind]
+
+
+def is_fsdp1(model):
+    """FullyShardedDataParallel wraps the root (fully_shard changes the module's class instead)."""
+    from torch.distributed.fsdp import FullyShardedDataParallel
+    return isinstance(model, FullyShardedDataParallel)
 
 
 def save_after(scenario):
@@ -86,7 +101,9 @@ def save(kind, model, optimizer, directory, model_dir, adapter_dir):
         shutil.rmtree(directory)
     dist.barrier()
     t0 = time.perf_counter()
-    if kind == "sharded":
+    if kind != "adapter" and is_fsdp1(model):
+        mine = fsdp1_state_dicts.save(kind, model, optimizer, directory, model_dir)
+    elif kind == "sharded":
         import torch.distributed.checkpoint as dcp
         from torch.distributed.checkpoint.state_dict import get_state_dict
         msd, osd = get_state_dict(model, optimizer)
@@ -94,17 +111,6 @@ def save(kind, model, optimizer, directory, model_dir, adapter_dir):
         mine = [os.path.join(directory, f) for f in os.listdir(directory) if f.startswith(f"__{rank}_")]
         if rank == 0:
             mine.append(os.path.join(directory, ".metadata"))
-    elif kind == "local":  # FSDP1 only (FSDP2 has none: refused at scenario load)
-        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-        from torch.distributed.fsdp import StateDictType
-        with FSDP.state_dict_type(model, StateDictType.LOCAL_STATE_DICT):
-            msd = model.state_dict()
-            osd = FSDP.optim_state_dict(model, optimizer)
-        os.makedirs(directory, exist_ok=True)
-        path = os.path.join(directory, f"local_rank{rank}.pt")
-        torch.save({"model": msd, "optim": osd}, path)  # rank-local, as users save LOCAL_STATE_DICT
-        mine = [path]
-        dist.barrier()
     elif kind == "adapter":
         from safetensors.torch import save_file
         from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
@@ -123,31 +129,14 @@ def save(kind, model, optimizer, directory, model_dir, adapter_dir):
             mine = [os.path.join(directory, f) for f in ("adapter_model.safetensors", "adapter_config.json")]
         dist.barrier()
     else:
-        from safetensors.torch import save_file
         from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict,
                                                              get_optimizer_state_dict)
-        # cpu_offload moves the gathered tensors off the GPU; on a CPU run it is left off: FSDP1's
-        # full state dict with offload on CPU parameters segfaulted in torch 2.11 (its clone of
-        # a freed unsharded view, _state_dict_utils.py param_hook; seen on tiny with LoRA).
-        full = StateDictOptions(full_state_dict=True, cpu_offload=next(model.parameters()).is_cuda)
+        # cpu_offload: rank 0 alone holds the gathered state, off the GPU (on a CPU run only the
+        # rank-0-only part matters), as torchtitan and accelerate save FSDP2's full state.
+        full = StateDictOptions(full_state_dict=True, cpu_offload=True)
         msd = get_model_state_dict(model, options=full)
         osd = get_optimizer_state_dict(model, optimizer, options=full)
-        mine = []
-        if rank == 0:
-            os.makedirs(directory)
-            shutil.copy(os.path.join(model_dir, "config.json"), os.path.join(directory, "config.json"))
-            save_file({meta_init.file_name(k): v.contiguous() for k, v in msd.items()},
-                      os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})
-            state = {}
-            for name, s in osd["state"].items():
-                for what, v in s.items():
-                    t = v if torch.is_tensor(v) else torch.tensor(v)
-                    state[f"state.{meta_init.file_name(name)}.{what}"] = (t.long() if what == "step" else t).contiguous()
-            save_file(state, os.path.join(directory, "optimizer.safetensors"), metadata={"format": "pt"})
-            with open(os.path.join(directory, "param_groups.json"), "w") as f:
-                json.dump(osd["param_groups"], f)
-            mine = [os.path.join(directory, f) for f in ("config.json", "model.safetensors", "optimizer.safetensors",
-                                                         "param_groups.json")]
+        mine = full_layout.write(directory, model_dir, msd, osd) if rank == 0 else []
         dist.barrier()
     seconds = time.perf_counter() - t0
     dist.barrier()  # every file is on disk before its size is read
@@ -160,20 +149,15 @@ def load(kind, model, optimizer, directory):
     from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_state_dict,
                                                          set_model_state_dict, set_optimizer_state_dict)
     t0 = time.perf_counter()
-    if kind == "sharded":
+    if kind != "adapter" and is_fsdp1(model):
+        fsdp1_state_dicts.load(kind, model, optimizer, directory)
+    elif kind == "sharded":
         import torch.distributed.checkpoint as dcp
         msd, osd = get_state_dict(model, optimizer)
         state = {"model": msd, "optim": osd}
         dcp.load(state, checkpoint_id=directory)
         set_model_state_dict(model, state["model"])
         set_optimizer_state_dict(model, optimizer, state["optim"])
-    elif kind == "local":
-        from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
-        from torch.distributed.fsdp import StateDictType
-        saved = torch.load(os.path.join(directory, f"local_rank{dist.get_rank()}.pt"), weights_only=False)
-        with FSDP.state_dict_type(model, StateDictType.LOCAL_STATE_DICT):
-            model.load_state_dict(saved["model"])
-            optimizer.load_state_dict(FSDP.optim_state_dict_to_load(model, optimizer, saved["optim"]))
     elif kind == "adapter":
         from safetensors.torch import load_file
         # A complete full state dict, the adapters replaced: given only the adapters,
@@ -190,22 +174,7 @@ def load(kind, model, optimizer, directory):
                 msd[k] = adapters[meta_init.adapter_file_name(k)]
         set_model_state_dict(model, msd, options=full)
     else:
-        from safetensors.torch import load_file
-        names = {k: meta_init.file_name(k) for k in model_keys(model)}
-        msd, osd = {}, {}
-        if dist.get_rank() == 0:
-            params = load_file(os.path.join(directory, "model.safetensors"))
-            msd = {k: params[f] for k, f in names.items()}
-            state = load_file(os.path.join(directory, "optimizer.safetensors"))
-            with open(os.path.join(directory, "param_groups.json")) as f:
-                groups = json.load(f)
-            osd = {"state": {}, "param_groups": groups}
-            for k, f in names.items():
-                s = {what: state[f"state.{f}.{what}"] for what in ("step", "exp_avg", "exp_avg_sq")
-                     if f"state.{f}.{what}" in state}
-                if s:
-                    s["step"] = s["step"].float()  # AdamW keeps step as a float tensor
-                    osd["state"][k] = s
+        msd, osd = full_layout.read(directory, model_keys(model)) if dist.get_rank() == 0 else ({}, {})
         opts = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
         set_model_state_dict(model, msd, options=opts)
         set_optimizer_state_dict(model, optimizer, osd, options=opts)
@@ -235,7 +204,7 @@ def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, d
         now = {k: v for k, v in now.items() if k.startswith("model.")}
     differ, compared, first = _compare_over_ranks(at_save, now, device)
     return seconds, {"name": "state_dict_roundtrip", "passed": differ == 0,
-                     "detail": f"{kind} checkpoint ({LAYOUTS[kind]}) saved "
+                     "detail": f"{kind} checkpoint ({layout(kind, fresh)}) saved "
                                f"after step {save_at}: {compared:.0f} tensors compared bit for bit "
                                f"({'params' if adapter else 'params and optimizer state'}) over "
                                f"{dist.get_world_size()} ranks, {differ:.0f} differ{first}"}
