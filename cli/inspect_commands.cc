@@ -85,8 +85,11 @@ int PlanJson(const TargetArgs& args) {
       comm[comm::CollectiveName(static_cast<comm::Collective>(i))] = {{"count", c.per_step[i].count},
                                                                       {"bytes", c.per_step[i].bytes}};
     }
+    nlohmann::json units = nlohmann::json::array();
+    for (const auto& [path, params] : p.unit_params) units.push_back({{"unit", path}, {"params", params}});
     instances.push_back({{"name", job.scenario.name}, {"world_size", job.scenario.world_size}, {"rank", 0},
                          {"memory", {{"held", held}, {"peak", peak}, {"total", p.total()}, {"units", p.units}}},
+                         {"units", units},
                          {"comm_per_step", comm}, {"comm_exact", c.exact},
                          {"wire_bytes_per_step", c.wire_bytes(job.scenario.world_size)}});
   }

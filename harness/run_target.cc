@@ -182,7 +182,8 @@ std::vector<Job> OnlyMatching(std::vector<Job> jobs, const std::vector<std::stri
   for (Job& job : jobs) {
     names += (names.empty() ? "" : ", ") + job.scenario.name;
     bool match = false;
-    for (const auto& g : globs) match |= GlobMatch(g, job.scenario.name);
+    // An instance's own name matches itself: its brackets are not a glob's character class.
+    for (const auto& g : globs) match |= g == job.scenario.name || GlobMatch(g, job.scenario.name);
     if (match) kept.push_back(std::move(job));
   }
   if (kept.empty()) {

@@ -58,12 +58,21 @@ int64_t UnshardedPeak(int64_t root_full, const std::map<std::string, int64_t>& g
   return root_full + (reshard_after_forward ? largest : all);
 }
 
+void ListUnits(const std::vector<shard::UnitPlan>& units, MemoryPrediction& p) {
+  p.units = static_cast<int64_t>(units.size());
+  for (const auto& u : units) {
+    std::vector<std::string> names;
+    for (const auto& t : u.params) names.push_back(t.name);
+    p.unit_params.emplace_back(u.path, std::move(names));
+  }
+}
+
 // Per-parameter engine: every param sharded on dim 0 in padded chunks; only trainable params
 // get (padded) gradients; the unsharded params hold real rows only.
 MemoryPrediction PredictPerParam(const MemoryModelInput& in, model::LlamaForCausalLM& m, MemoryPrediction p) {
   CategoryBytes& held = p.bytes.held;
   const auto units = shard::PlanUnits(m, in.policy);
-  p.units = static_cast<int64_t>(units.size());
+  ListUnits(units, p);
   int64_t root_full = 0;
   std::map<std::string, int64_t> group_full;
   for (const auto& u : units) {
@@ -118,7 +127,7 @@ MemoryPrediction PredictMemory(const MemoryModelInput& in) {
   }
   // Flat engine: per unit, the same layout the engine builds.
   const auto units = shard::PlanUnits(m, in.policy);
-  p.units = static_cast<int64_t>(units.size());
+  ListUnits(units, p);
   int64_t root_full = 0;
   std::map<std::string, int64_t> group_full;  // top-level unit path -> its and nested units' full bytes
   for (const auto& u : units) {

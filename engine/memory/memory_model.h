@@ -45,6 +45,9 @@ struct MemoryModelInput {
 struct MemoryPrediction {
   MemoryRecord bytes;
   int64_t units = 0;  // sharded units (0 for the reference)
+  // Each unit's module path ("" for the root) and the parameters it holds, in post-order (root
+  // last), as the engine plans them: `plan --json` lists them (tests compare PyTorch's units).
+  std::vector<std::pair<std::string, std::vector<std::string>>> unit_params;
   // What the allocator's overall peak is predicted to be: the held categories and the peaks together.
   int64_t total() const;
 };

@@ -13,6 +13,16 @@ bool IsLoraAdapter(const std::string& path) {
   return leaf == "lora_A" || leaf == "lora_B";
 }
 
+// PEFT's lambda policy: a module without children whose own `weight` requires grad.
+bool TrainableLeafWeight(model::Module& module, const std::string& path) {
+  if (!module.children().empty()) return false;
+  const std::string weight = path.empty() ? "weight" : path + ".weight";
+  for (auto& p : module.named_parameters(path)) {
+    if (p.name == weight) return p.slot->requires_grad();
+  }
+  return false;
+}
+
 // Post-order walk: returns the params under `module` not yet claimed by a unit.
 std::vector<model::NamedTensor> Visit(model::Module& module, const std::string& path, bool is_root,
                                       const WrapPolicy& policy, std::vector<UnitPlan>& units) {
@@ -41,6 +51,9 @@ std::vector<model::NamedTensor> Visit(model::Module& module, const std::string& 
     case WrapPolicyKind::kLoraSeparate:
       wrap |= module.type_name() == "LlamaDecoderLayer" || IsLoraAdapter(path);
       break;
+    case WrapPolicyKind::kPeft:
+      wrap |= module.type_name() == "LlamaDecoderLayer" || TrainableLeafWeight(module, path);
+      break;
     case WrapPolicyKind::kSize: {
       int64_t n = 0;
       for (auto& p : own) n += p.slot->numel();
@@ -61,6 +74,7 @@ const char* WrapPolicyKindName(WrapPolicyKind kind) {
   switch (kind) {
     case WrapPolicyKind::kTransformerBlock: return "transformer_block";
     case WrapPolicyKind::kLoraSeparate: return "lora_separate";
+    case WrapPolicyKind::kPeft: return "peft";
     case WrapPolicyKind::kSize: return "size";
     case WrapPolicyKind::kNone: return "none";
   }
@@ -68,11 +82,11 @@ const char* WrapPolicyKindName(WrapPolicyKind kind) {
 }
 
 WrapPolicy ParseWrapPolicy(const std::string& name, int64_t min_params) {
-  for (auto kind : {WrapPolicyKind::kTransformerBlock, WrapPolicyKind::kLoraSeparate, WrapPolicyKind::kSize,
-                    WrapPolicyKind::kNone}) {
+  for (auto kind : {WrapPolicyKind::kTransformerBlock, WrapPolicyKind::kLoraSeparate, WrapPolicyKind::kPeft,
+                    WrapPolicyKind::kSize, WrapPolicyKind::kNone}) {
     if (name == WrapPolicyKindName(kind)) return {kind, min_params};
   }
-  throw InputError("wrap policy '" + name + "': expected one of transformer_block, lora_separate, size, none");
+  throw InputError("wrap policy '" + name + "': expected one of transformer_block, lora_separate, peft, size, none");
 }
 
 std::vector<UnitPlan> PlanUnits(model::LlamaForCausalLM& model, const WrapPolicy& policy) {

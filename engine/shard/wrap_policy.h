@@ -14,6 +14,11 @@ namespace shardbench::shard {
 enum class WrapPolicyKind {
   kTransformerBlock,  // each decoder layer a unit (transformer_auto_wrap_policy)
   kLoraSeparate,      // + every LoRA adapter (lora_A, lora_B) a unit: PEFT's fsdp_auto_wrap_policy
+                      //   as it acts on a LoRA model
+  kPeft,              // PEFT's fsdp_auto_wrap_policy as written (peft/utils/other.py): each decoder
+                      //   layer, and every leaf module whose `weight` trains, a unit (with LoRA the
+                      //   same units as kLoraSeparate; without, every trainable Linear, embedding
+                      //   and norm its own unit). The peers call PEFT's function itself.
   kSize,              // a module becomes a unit once its unwrapped params reach min_params
   kNone,              // the whole model is one unit
 };
@@ -23,7 +28,7 @@ struct WrapPolicy {
   int64_t min_params = 100000000;  // kSize only (size_based_auto_wrap_policy's default 1e8)
 };
 
-// "transformer_block" | "lora_separate" | "size" | "none": the scenario's sharding.wrap_policy.
+// "transformer_block" | "lora_separate" | "peft" | "size" | "none": the scenario's sharding.wrap_policy.
 const char* WrapPolicyKindName(WrapPolicyKind kind);
 // For tests and tools that name a policy; scenarios parse theirs once (harness/scenario/scenario_fields.cc).
 WrapPolicy ParseWrapPolicy(const std::string& name, int64_t min_params = 100000000);

@@ -22,7 +22,7 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
                      "parameter as its own DTensor");
   }
   if (s.engine == Engine::kTorchFsdp2 && s.sharding.wrap_policy == shard::WrapPolicyKind::kSize) {
-    refuse("sharding.wrap_policy=size", "fully_shard has no auto-wrap policy; use transformer_block, lora_separate or none");
+    refuse("sharding.wrap_policy=size", "fully_shard has no auto-wrap policy; use transformer_block, lora_separate, peft or none");
   }
 }
 

@@ -40,7 +40,7 @@ struct TrainConfig {
 // FSDP options (engine: flat or per_param; use_orig_params is flat-only).
 struct ShardingConfig {
   bool use_orig_params = true;             // FSDP1's default for fine-tuning since torch 2.x
-  shard::WrapPolicyKind wrap_policy = shard::WrapPolicyKind::kTransformerBlock;  // transformer_block | lora_separate | size | none
+  shard::WrapPolicyKind wrap_policy = shard::WrapPolicyKind::kTransformerBlock;  // transformer_block | lora_separate | peft | size | none
   int64_t min_params = 100000000;          // wrap_policy=size: params a unit needs (FSDP's 1e8)
   bool reshard_after_forward = true;       // false: SHARD_GRAD_OP
   // flat and per_param: all-gather the next unit (forward order recorded on the first

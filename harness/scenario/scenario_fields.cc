@@ -148,7 +148,7 @@ std::vector<ScenarioField> BuildFields() {
       BoolField("sharding.use_orig_params", [](Scenario& s) -> bool& { return s.sharding.use_orig_params; }),
       TypedChoiceField("sharding.wrap_policy",
                        std::vector<shard::WrapPolicyKind>{shard::WrapPolicyKind::kTransformerBlock, shard::WrapPolicyKind::kLoraSeparate,
-                        shard::WrapPolicyKind::kSize, shard::WrapPolicyKind::kNone},
+                        shard::WrapPolicyKind::kPeft, shard::WrapPolicyKind::kSize, shard::WrapPolicyKind::kNone},
                        shard::WrapPolicyKindName, [](Scenario& s) -> shard::WrapPolicyKind& { return s.sharding.wrap_policy; }),
       IntField("sharding.min_params", 1, [](Scenario& s) -> int64_t& { return s.sharding.min_params; }),
       BoolField("sharding.forward_prefetch", [](Scenario& s) -> bool& { return s.sharding.forward_prefetch; }),

@@ -36,6 +36,7 @@ try:  # a broken environment is infrastructure (exit 3), not a failed check
     import memory  # noqa: E402
     import meta_init  # noqa: E402
     import records  # noqa: E402
+    import units  # noqa: E402
     import unshard_gauge  # noqa: E402
     import wrap  # noqa: E402
 except ImportError as e:
@@ -170,6 +171,7 @@ class PeerRun:
             return False
         self.model, self.optimizer = wrapped
         figures["init_time_shard"] = time.perf_counter() - t
+        self.units = units.units(self.model)
         t = time.perf_counter()
         self.load_into_shards(self.model, keys)
         if self.on_meta:
@@ -430,6 +432,7 @@ class PeerRun:
             out.ranks = gathered
             out.params_total, out.params_trainable = self.params_total, self.params_trainable
             out.trainable_bytes = self.trainable_bytes
+            out.units = self.units
             out.checks = self.checks
             out.not_measured = self.not_measured
             out.sampled = {k: v for k, v in SAMPLED_HERE.items() if k not in self.not_measured}

@@ -78,6 +78,7 @@ class RunRecords:
     matmul_peak_flops_per_s: float = None
     gpu_name: str = None
     ranks: list = dataclasses.field(default_factory=list)
+    units: list = None  # units.py: FSDP's units and their parameters (None: not exposed)
 
     def write(self, out_dir):
         doc = {"format": FORMAT, "started_at": self.started_at, "versions": self.versions, "refusal": self.refusal,
@@ -85,7 +86,7 @@ class RunRecords:
                "params_trainable": self.params_trainable, "trainable_bytes": self.trainable_bytes,
                "checks": self.checks, "not_measured": self.not_measured, "sampled": self.sampled,
                "matmul_peak_flops_per_s": self.matmul_peak_flops_per_s, "gpu_name": self.gpu_name,
-               "ranks": [r.to_json() for r in self.ranks]}
+               "units": self.units, "ranks": [r.to_json() for r in self.ranks]}
         write_atomically(os.path.join(out_dir, "records.json"), doc)
 
 

@@ -2,7 +2,7 @@
 
 | scenario                          | torch_fsdp2 (fully_shard)               | torch_fsdp1 (FullyShardedDataParallel)      |
 |-----------------------------------|-----------------------------------------|---------------------------------------------|
-| sharding.wrap_policy              | transformer_block: each LlamaDecoderLayer, then the root; lora_separate: each LoRA Linear too; none: the root | ModuleWrapPolicy / lambda policy (LoRA Linears and layers) / size_based_auto_wrap_policy(min_params) / none |
+| sharding.wrap_policy              | transformer_block: each LlamaDecoderLayer, then the root; lora_separate: each LoRA Linear too; peft: accelerate's FSDP2 grouping of a plugin holding PEFT's policy (at accelerate 1.16 the root only); none: the root | ModuleWrapPolicy / lambda policy (LoRA Linears and layers) / PEFT's fsdp_auto_wrap_policy itself / size_based_auto_wrap_policy(min_params) / none |
 | sharding.use_orig_params          | (always per-parameter)                  | use_orig_params                             |
 | sharding.reshard_after_forward    | reshard_after_forward (the root: None, fully_shard's own "False for the root") | FULL_SHARD / SHARD_GRAD_OP |
 | sharding.forward/backward_prefetch| set_modules_to_forward/backward_prefetch (next/previous layer); backward_prefetch=false is not expressible: fully_shard always prefetches one unit in backward (its peak holds a layer more than per_param's) | forward_prefetch / BackwardPrefetch.BACKWARD_PRE (else None) |
@@ -11,7 +11,7 @@
 | optimizer.impl                    | torch.optim.AdamW(foreach=False) / (foreach=True) / (fused=True)                                        |
 | optimizer.build                   | after_wrap: from the wrapped model; before_wrap: from the original parameters, then wrapped             |
 | init: meta                        | meta_init.py: built on meta, fully_shard, to_empty; the weights loaded into the shards with set_model_state_dict(full_state_dict, broadcast_from_rank0), RoPE recomputed | the same, materialised by FullyShardedDataParallel's param_init_fn (to_empty per module) |
-| checkpoint.type                   | checkpoints.py: sharded = get_state_dict + dcp.save / dcp.load; full = full_state_dict gathered to rank 0, written as a Hugging Face directory + optimizer.safetensors (shardbench's FULL layout) (both engines); local = FSDP1 only, state_dict_type(LOCAL_STATE_DICT) + FSDP.optim_state_dict, torch.save per rank |
+| checkpoint.type                   | checkpoints.py: sharded = get_state_dict + dcp.save / dcp.load; full = get_model/optimizer_state_dict(full_state_dict, cpu_offload) to rank 0, written as a Hugging Face directory + optimizer.safetensors (shardbench's FULL layout); local refused (none in FSDP2) | fsdp1_state_dicts.py: FSDP.state_dict_type(FULL / SHARDED / LOCAL_STATE_DICT) + FSDP.optim_state_dict / optim_state_dict_to_load; full in the same FULL layout, sharded with dcp, local torch.save per rank |
 | activation_checkpointing          | checkpoint_wrapper (non-reentrant) on each LlamaDecoderLayer, before fully_shard, which shards the wrapper (torchtitan) | apply_activation_checkpointing, the same wrapper, after wrapping (PyTorch's FSDP tutorial, accelerate) |
 """
 import functools
@@ -108,6 +108,35 @@ def _adamw(scenario, groups):
     return torch.optim.AdamW(groups, **kwargs)
 
 
+def _peft_policy(model):
+    """PEFT's own fsdp_auto_wrap_policy (peft/utils/other.py), as transformers' Trainer puts it on
+    accelerate's FSDP plugin for a PEFT model: leaf modules whose weight trains, or the model's
+    _no_split_modules (LlamaDecoderLayer)."""
+    from peft.utils.other import fsdp_auto_wrap_policy
+    return fsdp_auto_wrap_policy(model)
+
+
+def _accelerate_fsdp2_groups(model, kwargs):
+    """fully_shard over the modules accelerate's fsdp2_prepare_model groups for a plugin holding
+    PEFT's policy: the plugin's set_auto_wrap_policy, then fsdp2_prepare_auto_wrap_policy turns
+    the FSDP1 policy into a per-module predicate and shards the children bottom-up, as accelerate
+    does. At accelerate 1.16 that translation knows only the transformer- and size-based
+    policies: PEFT's (an _or_policy) comes back None and only the root is sharded, one group
+    for the whole model. Returns the decoder layers that became groups (for prefetch)."""
+    from accelerate import FullyShardedDataParallelPlugin
+    from accelerate.utils.fsdp_utils import fsdp2_prepare_auto_wrap_policy
+    from accelerate.utils.other import get_module_children_bottom_up
+    from torch.distributed.fsdp import FSDPModule, fully_shard
+    plugin = FullyShardedDataParallelPlugin(fsdp_version=2, auto_wrap_policy=_peft_policy(model))
+    plugin.set_auto_wrap_policy(model)
+    predicate = fsdp2_prepare_auto_wrap_policy(plugin, model)
+    if predicate is not None:
+        for module in get_module_children_bottom_up(model)[:-1]:
+            if not isinstance(module, FSDPModule) and predicate(module):
+                fully_shard(module, **kwargs)
+    return [m for m in _decoder_blocks(model) if isinstance(m, FSDPModule)]
+
+
 def _fsdp2(scenario, model):
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     sharding, mp = scenario["sharding"], scenario["mixed_precision"]
@@ -121,6 +150,8 @@ def _fsdp2(scenario, model):
             fully_shard(m, **kwargs)
     for layer in layers:
         fully_shard(layer, **kwargs)
+    if policy == "peft":
+        layers = _accelerate_fsdp2_groups(model, kwargs)
     # The root keeps its parameters after forward (None: fully_shard's own heuristic for the root,
     # "required immediately when the backward pass begins"), as FSDP1 and our engines do: passing
     # True re-gathered the root in backward, one all-gather per step more than the others.
@@ -146,6 +177,8 @@ def _fsdp1(scenario, model, device):
         lora = set(id(m) for m in _lora_linears(model))
         auto_wrap = functools.partial(lambda_auto_wrap_policy,
                                       lambda_fn=lambda m: id(m) in lora or isinstance(m, LlamaDecoderLayer))
+    elif policy == "peft":
+        auto_wrap = _peft_policy(model)
     elif policy == "size":
         auto_wrap = functools.partial(size_based_auto_wrap_policy, min_num_params=int(sharding["min_params"]))
     else:

@@ -41,8 +41,26 @@ TEST(WrapPolicy, UnitsInPostOrderWithRootLast) {
   EXPECT_THROW(shard::ParseWrapPolicy("everything"), InputError);
 }
 
+// PEFT's fsdp_auto_wrap_policy: with LoRA exactly lora_separate's units; without, every leaf
+// whose weight trains (projections, norms, the embedding, lm_head) and the layers, whose own
+// parameters then all sit in nested units (no unit is planned for them).
+TEST(WrapPolicy, PeftWrapsTrainableLeavesAndLayers) {
+  auto lora = Tiny(true);
+  EXPECT_EQ(UnitPaths(*lora, "peft"), UnitPaths(*lora, "lora_separate"));
+  auto full = Tiny(false);
+  const auto units = UnitPaths(*full, "peft");
+  EXPECT_EQ(units.front(), "model.embed_tokens");
+  EXPECT_EQ(units[1], "model.layers.0.self_attn.q_proj");
+  EXPECT_EQ(std::count(units.begin(), units.end(), "model.layers.0"), 0);
+  EXPECT_EQ(std::count(units.begin(), units.end(), "model.layers.0.input_layernorm"), 1);
+  EXPECT_EQ(std::count(units.begin(), units.end(), "lm_head"), 1);
+  EXPECT_EQ(units.back(), "");
+  for (auto& p : full->named_parameters()) p.slot->requires_grad_(false);  // nothing trains: layers only
+  EXPECT_EQ(UnitPaths(*full, "peft"), UnitPaths(*full, "transformer_block"));
+}
+
 TEST(WrapPolicy, EveryParameterInExactlyOneUnit) {
-  for (const char* policy : {"transformer_block", "lora_separate", "size", "none"}) {
+  for (const char* policy : {"transformer_block", "lora_separate", "peft", "size", "none"}) {
     auto m = Tiny(true);
     std::vector<std::string> seen;
     for (auto& u : shard::PlanUnits(*m, shard::ParseWrapPolicy(policy, 20000))) {

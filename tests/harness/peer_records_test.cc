@@ -65,7 +65,9 @@ TEST(PeerRecords, MeasuredFiguresBecomeTheTablesMetricsAndTheRestIsListedWithWhy
         << absent;
   }
   for (const auto& n : r.not_measured) {
-    if (n.name == "peak_allocated") EXPECT_EQ(n.why, "no allocator statistics");
+    if (n.name == "peak_allocated") {
+      EXPECT_EQ(n.why, "no allocator statistics");
+    }
   }
   EXPECT_TRUE(r.memory[0].categories.empty());  // the allocator's breakdown: not measured, not zeros
   EXPECT_FALSE(r.memory[0].peak_allocated.has_value());
