@@ -82,6 +82,12 @@ void CheckpointHarness::resume_from(EngineUnderTest& engine, const CheckpointMea
   at_save_ = std::move(digests_at_save);
 }
 
+void LoadCheckpointAtInit(EngineUnderTest& engine, const std::string& dir, comm::Communicator* comm) {
+  if (comm) comm->set_stats_paused(true);
+  checkpoint::LoadStateDict(checkpoint::StateDictKind::kSharded, engine.state_dict_target(), dir);
+  if (comm) comm->set_stats_paused(false);
+}
+
 void CheckpointHarness::remember_final(EngineUnderTest& engine) {
   if (!s_.checks.resume) return;
   const checkpoint::StateDictTarget target = engine.state_dict_target();

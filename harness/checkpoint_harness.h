@@ -34,6 +34,10 @@ struct RunRecipe {
   std::function<std::vector<model::Batch>(int64_t step)> batches;
 };
 
+// Collective: checkpoint.load_from's SHARDED checkpoint into `engine` (parameters and optimizer
+// state, strict), at init before step 1, as torchtitan's initial load. Its traffic is no step's.
+void LoadCheckpointAtInit(EngineUnderTest& engine, const std::string& dir, comm::Communicator* comm);
+
 class CheckpointHarness {
  public:
   CheckpointHarness(const Scenario& s, std::string dir, comm::Communicator* comm);

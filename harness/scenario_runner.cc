@@ -152,6 +152,9 @@ void RankRun::setup() {
   const double load_before_shard = built_.load->seconds;
   engine_ = std::make_unique<EngineUnderTest>(s_, llama, comm_.get(), built_.materialize);
   shard_s_ = Since(t_shard) - (built_.load->seconds - load_before_shard);  // meta: reads counted as load
+  // checkpoint.load_from: a SHARDED checkpoint over the built weights, part of init (counted in
+  // init_time); a restarted job's own resume point loads over it later (resume_after_restart).
+  if (!s_.checkpoint.load_from.empty()) LoadCheckpointAtInit(*engine_, s_.checkpoint.load_from, comm_.get());
   // Init's own peak (catalog case 3): building, loading and sharding, before the harness's
   // fingerprints and the first step.
   init_peak_ = static_cast<double>(memory::Snapshot().peak);

@@ -75,6 +75,10 @@ struct CheckpointConfig {
   std::string type = "none";  // none | full | sharded | local | adapter
   int64_t save_step = 0;      // save after this many steps (warmup included); 0: after the last
   bool keep = false;          // keep it in the run's output directory (checkpoint/); else removed
+  // Start from this SHARDED checkpoint (parameters and optimizer state), loaded at init: our
+  // engines read shardbench's format, the peers torch.distributed.checkpoint's;
+  // peers/torch_fsdp/dcp_convert.py converts between them. Empty: the scenario's own weights.
+  std::string load_from;
 };
 
 struct ChecksConfig {

@@ -193,6 +193,7 @@ std::vector<ScenarioField> BuildFields() {
                   [](Scenario& s) -> std::string& { return s.checkpoint.type; }),
       IntField("checkpoint.save_step", 0, [](Scenario& s) -> int64_t& { return s.checkpoint.save_step; }),
       BoolField("checkpoint.keep", [](Scenario& s) -> bool& { return s.checkpoint.keep; }),
+      StringField("checkpoint.load_from", [](Scenario& s) -> std::string& { return s.checkpoint.load_from; }),
       BoolField("checks.loss_parity", [](Scenario& s) -> bool& { return s.checks.loss_parity; }),
       DoubleField("checks.loss_rtol", 0.0, [](Scenario& s) -> double& { return s.checks.loss_rtol; }),
       IntField("checks.loss_parity_steps", 1, [](Scenario& s) -> int64_t& { return s.checks.loss_parity_steps; }),

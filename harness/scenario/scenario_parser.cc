@@ -115,6 +115,34 @@ void RefuseDuplicateKeys(const YAML::Node& node, const std::string& path, std::s
   }
 }
 
+// checkpoint.load_from names a SHARDED checkpoint in the engine's own format: shardbench's
+// (manifest.json) on our engines, torch.distributed.checkpoint's (.metadata) on the peers. The
+// other side's is named with the command that converts it. The checkpoint's content is verified
+// when it loads (engine/checkpoint/checkpoint_dir.h; the peer's dcp.load).
+void ValidateLoadFrom(const Scenario& s, const std::string& src) {
+  namespace fs = std::filesystem;
+  const fs::path dir(s.checkpoint.load_from);
+  const std::string field = src + ": checkpoint.load_from '" + s.checkpoint.load_from + "'";
+  if (!fs::is_directory(dir)) {
+    throw InputError(field + " is not a directory (relative paths are from the working directory)");
+  }
+  const bool peer = IsPeerEngine(s.engine);
+  const std::string needed = peer ? ".metadata" : "manifest.json", other = peer ? "manifest.json" : ".metadata";
+  if (!fs::exists(dir / needed)) {
+    const std::string want = peer ? "a torch.distributed.checkpoint (DCP) directory" : "a shardbench SHARDED checkpoint";
+    const std::string convert = fs::exists(dir / other)
+                                    ? std::string("; it is ") + (peer ? "shardbench's" : "DCP's") +
+                                          ": convert it with peers/torch_fsdp/dcp_convert.py " +
+                                          (peer ? "to-dcp" : "to-shardbench") + " SRC OUT"
+                                    : "";
+    throw InputError(field + " has no " + needed + ": engine=" + EngineName(s.engine) + " starts from " + want + convert);
+  }
+  if (s.checks.loss_parity) {
+    throw InputError(field + ": checks.loss_parity trains the one-process reference from the scenario's own weights, "
+                     "not from this checkpoint; set checks.loss_parity=false (compare engines' losses with `compare`)");
+  }
+}
+
 }  // namespace
 
 YAML::Node LoadYamlFile(const std::string& path, const std::string& what) {
@@ -190,6 +218,7 @@ void ValidateScenario(const Scenario& s) {
   } else if (!s.data.path.empty()) {
     throw InputError(src + ": data.path is read only with data.source=tokens (data.source is " + s.data.source + ")");
   }
+  if (!ck.load_from.empty()) ValidateLoadFrom(s, src);
   if (s.profile.kernel_trace && s.backend != Backend::kNccl) {
     throw InputError(src + ": profile.kernel_trace records GPU kernels with CUPTI: it needs backend nccl (one GPU per "
                      "rank), not " + BackendName(s.backend));

@@ -174,6 +174,7 @@ class PeerRun:
         self.units = units.units(self.model)
         t = time.perf_counter()
         self.load_into_shards(self.model, keys)
+        self.load_checkpoint_at_init()
         if self.on_meta:
             figures["init_time_load"] = time.perf_counter() - t
         else:
@@ -184,6 +185,19 @@ class PeerRun:
         if not self.tracked.why_not:
             figures["init_peak_bytes"] = self.tracked.peak()
         return True
+
+    def load_checkpoint_at_init(self):
+        """checkpoint.load_from: a torch.distributed.checkpoint directory's parameters and optimizer
+        state over the built ones (checkpoints.load, the engine's own SHARDED path). A checkpoint
+        PyTorch cannot load is the user's input (exit 2, in PyTorch's words), on every rank."""
+        directory = self.s["checkpoint"]["load_from"]
+        if not directory:
+            return
+        with records.keeping_warnings():  # PyTorch's state dict warnings are the result's, not stderr's
+            _, failure = pytorch_may_refuse(lambda: checkpoints.load("sharded", self.model, self.optimizer, directory),
+                                            self.world)
+        if failure:
+            raise BadInput(f"checkpoint.load_from '{directory}': PyTorch could not load it: {failure}")
 
     def build(self):
         """(model, params_total, params_trainable, checkpoint keys or None): eager, or on meta."""

@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""SHARDED checkpoints across the boundary between PyTorch's FSDP and shardbench's engines, at
+conversion time only (no Python runs in our engines' training):
+
+  dcp_convert.py to-shardbench DCP_DIR OUT_DIR   torch.distributed.checkpoint -> shardbench SHARDED
+  dcp_convert.py to-dcp SHARDBENCH_DIR OUT_DIR   shardbench SHARDED -> torch.distributed.checkpoint
+
+to-shardbench keeps the saver's sharding: each DCP chunk (a dim-0 block of a tensor, as FSDP1's
+ShardedTensors and FSDP2's DTensors are) becomes a piece of our index (docs/architecture.md,
+engine/checkpoint/piece_index.h) in the file of the rank that wrote it, so the result loads into
+any of our engines at any world size like a checkpoint they saved. Names become ours (PEFT's
+`base_model.model.`, `.base_layer`, `.default` dropped: meta_init.file_name), the optimizer state
+`state.<name>.exp_avg / exp_avg_sq / step`, and the manifest's optimizer record is taken from
+DCP's param_groups (group 0 `decay`, group 1 `no_decay`, as both sides build them; the
+implementation from their foreach / fused flags).
+
+to-dcp writes one whole tensor per key with dcp.save (DCP reshards on load, so the peers load it at
+any world size), named as the peer's model names them: a checkpoint holding LoRA adapters is a
+PEFT model's (`base_model.model.` prefix; a module with adapters keeps its weight under
+`.base_layer` and its adapters under `.default`), with AdamW's param_groups (the saved lr and
+weight decay, betas (0.9, 0.999), eps 1e-8 as engine/optim/adamw.h, our `no_decay` group = the
+norms). Both directions verify what they read (our manifest's sizes and CRC-32s; DCP's metadata)
+and write into OUT_DIR.converting, renamed to OUT_DIR when complete; OUT_DIR must not exist.
+
+Exit codes as shardbench's: 0 done, 2 bad input (naming the directory, file or key).
+"""
+import json
+import os
+import shutil
+import sys
+import warnings
+import zlib
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import meta_init  # noqa: E402
+
+SAFETENSORS_DTYPES = {torch.float32: "F32", torch.bfloat16: "BF16", torch.float16: "F16", torch.float64: "F64",
+                      torch.int64: "I64"}
+IMPLS = ("for_loop", "foreach", "fused")
+BETAS, EPS = (0.9, 0.999), 1e-8  # engine/optim/adamw.h's defaults, which the scenarios use
+
+
+class BadInput(Exception):
+    """Exit 2: the input is not what the command needs, named."""
+
+
+def _rank_file(rank, world):
+    return f"shard-{rank:05d}-of-{world:05d}.safetensors"  # engine/checkpoint/checkpoint_dir.cc
+
+
+# ---- DCP -> shardbench ----
+
+def _read_dcp(src):
+    """(metadata, every key loaded whole) of a DCP directory, in this process alone."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.metadata import TensorStorageMetadata
+    if not os.path.isfile(os.path.join(src, ".metadata")):
+        raise BadInput(f"{src}: no .metadata - not a torch.distributed.checkpoint directory")
+    md = dcp.FileSystemReader(src).read_metadata()
+    flat = {k: torch.empty(v.size, dtype=v.properties.dtype) if isinstance(v, TensorStorageMetadata) else None
+            for k, v in md.state_dict_metadata.items()}
+    dcp.load(flat, checkpoint_id=src, no_dist=True)
+    return md, flat
+
+
+def _chunks_by_file(md, key, shape):
+    """[(file, begin element, numel)] of the key's chunks: dim-0 blocks only."""
+    out = []
+    for index, info in md.storage_data.items():
+        if index.fqn != key:
+            continue
+        chunk = next(c for c in md.state_dict_metadata[key].chunks if c.offsets == index.offset)
+        if list(chunk.offsets[1:]) != [0] * (len(shape) - 1) or list(chunk.sizes[1:]) != list(shape[1:]):
+            raise BadInput(f"'{key}': a chunk at {list(chunk.offsets)} of size {list(chunk.sizes)} is not a dim-0 block "
+                           "of the tensor; shardbench's index holds element ranges of the row-major flattening")
+        row = 1
+        for d in shape[1:]:
+            row *= d
+        rows = chunk.sizes[0] if shape else 1
+        out.append((info.relative_path, chunk.offsets[0] * row if shape else 0, rows * row))
+    return out
+
+
+def _our_key(dcp_key):
+    """DCP's flattened key -> (our key, what): model.<fqn> and optim.state.<fqn>.<what>."""
+    if dcp_key.startswith("model."):
+        return meta_init.file_name(dcp_key[len("model."):]), None
+    if dcp_key.startswith("optim.state."):
+        fqn, what = dcp_key[len("optim.state."):].rsplit(".", 1)
+        return f"state.{meta_init.file_name(fqn)}.{what}", what
+    return None, None
+
+
+def _optimizer_record(flat, steps):
+    groups, i = [], 0
+    while f"optim.param_groups.{i}.lr" in flat:
+        groups.append({"name": "decay" if i == 0 else "no_decay", "lr": float(flat[f"optim.param_groups.{i}.lr"]),
+                       "weight_decay": float(flat[f"optim.param_groups.{i}.weight_decay"])})
+        i += 1
+    if not groups:
+        return None
+    impl = "fused" if flat.get("optim.param_groups.0.fused") else "foreach" if flat.get("optim.param_groups.0.foreach") \
+        else "for_loop"
+    return {"impl": impl, "steps_taken": int(max(steps, default=0)), "groups": groups}
+
+
+def to_shardbench(src, out):
+    from safetensors.torch import save_file
+    md, flat = _read_dcp(src)
+    files = sorted({info.relative_path for info in md.storage_data.values()})
+    world = len(files)
+    per_file = {f: {} for f in files}
+    index, steps = {}, []
+    for key, value in flat.items():
+        ours, what = _our_key(key)
+        if ours is None or not torch.is_tensor(value):
+            continue
+        if what == "step":
+            steps.append(value.item())
+            value = value.long()
+        entry = index.setdefault(ours, {"shape": list(value.shape), "dtype": SAFETENSORS_DTYPES[value.dtype], "pieces": []})
+        whole = value.reshape(-1)
+        for file, begin, numel in _chunks_by_file(md, key, list(value.shape)):
+            if numel == 0:
+                continue
+            name = _rank_file(files.index(file), world)
+            per_file[file][ours] = whole[begin:begin + numel].clone()
+            entry["pieces"].append({"file": name, "begin": begin, "numel": numel})
+    staging = _staging(out)
+    for file, tensors in per_file.items():
+        save_file(tensors, os.path.join(staging, _rank_file(files.index(file), world)), metadata={"format": "pt"})
+    content = {"engine": f"converted from torch.distributed.checkpoint ({os.path.abspath(src)})", "tensors": index,
+               "optimizer": _optimizer_record(flat, steps)}
+    _commit(staging, out, "sharded", world, content)
+    return len(index), world
+
+
+# ---- shardbench -> DCP ----
+
+def _read_ours(src):
+    """(manifest, {key: whole tensor}) of a shardbench SHARDED checkpoint, verified first."""
+    from safetensors.torch import load_file
+    path = os.path.join(src, "manifest.json")
+    if not os.path.isfile(path):
+        raise BadInput(f"{src}: no manifest.json - not a shardbench checkpoint (or an interrupted save)")
+    with open(path) as f:
+        m = json.load(f)
+    if m.get("format") != "shardbench-checkpoint" or m.get("kind") != "sharded":
+        raise BadInput(f"{path}: kind '{m.get('kind')}' of format '{m.get('format')}', expected a shardbench sharded checkpoint")
+    for name, digest in m["files"].items():
+        with open(os.path.join(src, name), "rb") as f:
+            data = f.read()
+        if len(data) != digest["bytes"] or zlib.crc32(data) != digest["crc32"]:
+            raise BadInput(f"{src}/{name}: size or CRC-32 differs from the manifest's (truncated or corrupt)")
+    loaded = {name: load_file(os.path.join(src, name)) for name in m["files"]}
+    whole = {}
+    for key, e in m["content"]["tensors"].items():
+        numel = 1
+        for d in e["shape"]:
+            numel *= d
+        t = None
+        for p in e["pieces"]:
+            piece = loaded[p["file"]][key]
+            t = torch.empty(numel, dtype=piece.dtype) if t is None else t
+            t[p["begin"]:p["begin"] + p["numel"]] = piece
+        whole[key] = t.reshape(e["shape"])
+    return m, whole
+
+
+def peft_names(keys):
+    """Our key -> the PEFT model's state-dict key (meta_init.file_name's inverse), or the plain
+    transformers name when no key is a LoRA adapter."""
+    adapted = {k.rsplit(".lora_A.", 1)[0] for k in keys if ".lora_A." in k}
+    if not adapted:
+        return {k: k for k in keys}
+    out = {}
+    for k in keys:
+        module, leaf = k.rsplit(".", 1)
+        if module.endswith((".lora_A", ".lora_B")):
+            out[k] = f"base_model.model.{module}.default.{leaf}"
+        elif module in adapted:
+            out[k] = f"base_model.model.{module}.base_layer.{leaf}"
+        else:
+            out[k] = f"base_model.model.{k}"
+        assert meta_init.file_name(out[k]) == k, (k, out[k])
+    return out
+
+
+def _param_groups(record, trained):
+    """AdamW's param_groups as torch.optim saves them, members by name (norms: no_decay)."""
+    groups = record["groups"]
+    members = [[n for n in trained if len(groups) < 2 or "norm" not in n], [n for n in trained if "norm" in n]]
+    return [{"lr": g["lr"], "betas": BETAS, "eps": EPS, "weight_decay": g["weight_decay"], "amsgrad": False,
+             "maximize": False, "foreach": record["impl"] == "foreach", "capturable": False, "differentiable": False,
+             "fused": True if record["impl"] == "fused" else None, "decoupled_weight_decay": True,
+             "params": members[i]} for i, g in enumerate(groups)]
+
+
+def to_dcp(src, out):
+    import torch.distributed.checkpoint as dcp
+    m, whole = _read_ours(src)
+    params = [k for k in whole if not k.startswith("state.")]
+    names = peft_names(params)
+    state = {}
+    for k in params:
+        s = {what: whole[f"state.{k}.{what}"] for what in ("exp_avg", "exp_avg_sq", "step") if f"state.{k}.{what}" in whole}
+        if s:
+            s["step"] = s["step"].reshape(()).float()  # torch.optim.AdamW keeps step as a float tensor
+            state[names[k]] = s
+    optim = {"state": state, "param_groups": _param_groups(m["content"]["optimizer"], list(state))} \
+        if m["content"].get("optimizer") else None
+    sd = {"model": {names[k]: whole[k] for k in params}}
+    if optim:
+        sd["optim"] = optim
+    staging = _staging(out)
+    dcp.save(sd, checkpoint_id=staging, no_dist=True)
+    os.rename(staging, out)
+    return len(params), 1
+
+
+# ---- output directory ----
+
+def _staging(out):
+    if os.path.exists(out):
+        raise BadInput(f"{out}: exists; the converted checkpoint goes to a new directory (nothing is overwritten)")
+    staging = out + ".converting"
+    shutil.rmtree(staging, ignore_errors=True)  # a conversion that was killed
+    os.makedirs(staging)
+    return staging
+
+
+def _commit(staging, out, kind, world, content):
+    """Our manifest (every file's size and CRC-32, as engine/checkpoint/checkpoint_dir.cc writes
+    it) last, then the directory into place."""
+    files = {}
+    for name in sorted(os.listdir(staging)):
+        with open(os.path.join(staging, name), "rb") as f:
+            data = f.read()
+        files[name] = {"bytes": len(data), "crc32": zlib.crc32(data), "rank": int(name.split("-")[1])}
+    manifest = {"format": "shardbench-checkpoint", "format_version": 1, "kind": kind, "world_size": world,
+                "files": files, "content": content}
+    with open(os.path.join(staging, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+    os.rename(staging, out)
+
+
+def main(argv):
+    usage = "usage: dcp_convert.py to-shardbench DCP_DIR OUT_DIR | to-dcp SHARDBENCH_DIR OUT_DIR"
+    if len(argv) != 3 or argv[0] not in ("to-shardbench", "to-dcp"):
+        print(usage, file=sys.stderr)
+        return 2
+    direction, src, out = argv
+    # One process reads or writes the whole checkpoint, as intended: DCP's "assuming the intent is
+    # to load in a single process" is no news here.
+    warnings.filterwarnings("ignore", message="torch.distributed is disabled")
+    try:
+        keys, world = (to_shardbench if direction == "to-shardbench" else to_dcp)(src, out)
+    except BadInput as e:
+        print(f"dcp_convert: {e}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as e:
+        print(f"dcp_convert: {e.filename}: no such file or directory", file=sys.stderr)
+        return 2
+    print(f"dcp_convert: {src} -> {out}: {keys} tensors, {world} file(s) of shards")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""SHARDED checkpoints cross between PyTorch's FSDP and our engines, both directions (W3 2/7 item
+3), scenarios/peers_tiny.yaml with LoRA (adapters wrapped apart), 2 Gloo ranks. Each side starts
+a 3-step run from a checkpoint with `checkpoint.load_from` (parameters and optimizer state), in
+its own format: ours shardbench's SHARDED, the peers torch.distributed.checkpoint (DCP);
+peers/torch_fsdp/dcp_convert.py converts at conversion time only.
+
+- DCP -> ours: torch_fsdp1 and torch_fsdp2 save SHARDED after 4 steps; dcp_convert.py
+  to-shardbench keeps their sharding (a piece per rank file) and their optimizer record (4 steps
+  taken); flat loads FSDP1's and per_param FSDP2's converted checkpoint, and their 3 losses equal
+  the peer's own runs from the original DCP within 1e-5 relative (the engines' numerics; the
+  FSDP2 pair is bit for bit at torch 2.11);
+- ours -> DCP: flat and per_param save SHARDED after 4 steps; dcp_convert.py to-dcp writes them as
+  the PEFT model's DCP; torch_fsdp1 and torch_fsdp2 load them and train like flat and per_param
+  from their own checkpoints, within 1e-5 relative;
+- every loaded run differs from the same run without load_from (the checkpoint mattered), and the
+  second step's loss from a checkpoint differs from one loaded without its optimizer state
+  (the optimizer state mattered);
+- refusals: a DCP directory as load_from on our engine names dcp_convert.py (exit 2), and the
+  converter never writes over an existing directory (exit 2).
+
+    tests/end_to_end/peer_sharded_crossing_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR
+"""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+binary, source, work = sys.argv[1:4]
+python = os.environ.get("SHARDBENCH_PYTHON") or sys.executable
+shutil.rmtree(work, ignore_errors=True)
+os.makedirs(work)
+scenario = os.path.join(source, "scenarios", "peers_tiny.yaml")
+convert = os.path.join(source, "peers", "torch_fsdp", "dcp_convert.py")
+LORA = ["lora.enabled=true", "sharding.wrap_policy=lora_separate"]
+FROM = ["train.steps=3", "train.warmup_steps=0", "checks.loss_parity=false"]
+
+
+def fail(msg):
+    sys.exit(f"peer_sharded_crossing_check: {msg}")
+
+
+def run(name, engine, *overrides, expect=0):
+    out = os.path.join(work, name)
+    p = subprocess.run([binary, "run", scenario, "--quiet", "--out", out, f"engine={engine}", *LORA, *overrides],
+                       capture_output=True, text=True)
+    if p.returncode != expect:
+        fail(f"{name}: exit {p.returncode}, expected {expect}\n{p.stdout[-2000:]}{p.stderr[-3000:]}")
+    if expect:
+        return p.stderr
+    result = [f for f in glob.glob(os.path.join(out, "*.json")) if not f.endswith("index.json")]
+    return json.load(open(result[0]))["loss"], glob.glob(os.path.join(out, "*", "rep0", "checkpoint"))
+
+
+def saved(engine):
+    _, checkpoint = run(f"save_{engine}", engine, "train.steps=2", "checkpoint.type=sharded", "checkpoint.keep=true")
+    return checkpoint[0]
+
+
+def converted(direction, src, name):
+    out = os.path.join(work, name)
+    p = subprocess.run([python, convert, direction, src, out], capture_output=True, text=True)
+    if p.returncode != 0:
+        fail(f"dcp_convert {direction} {src}: exit {p.returncode}\n{p.stderr[-3000:]}")
+    return out
+
+
+def close(what, a, b):
+    worst = max(abs(x - y) / abs(y) for x, y in zip(a, b))
+    if len(a) != len(b) or worst > 1e-5:
+        fail(f"{what}: losses {a} vs {b} (largest relative difference {worst:.3g}, tolerance 1e-5)")
+    print(f"{what}: {len(a)} losses agree (largest relative difference {worst:.3g})")
+
+
+def differ(what, a, b):
+    if abs(a - b) / abs(b) < 1e-4:
+        fail(f"{what}: {a} vs {b} - the same, so what was loaded did not matter")
+
+
+untrained = run("no_load", "per_param", *FROM)[0]
+pairs = (("torch_fsdp1", "flat"), ("torch_fsdp2", "per_param"))
+
+# 1. DCP -> ours.
+from_peer = {}
+for peer, ours in pairs:
+    dcp = saved(peer)
+    mine = converted("to-shardbench", dcp, f"{peer}_as_shardbench")
+    manifest = json.load(open(os.path.join(mine, "manifest.json")))
+    files = {p["file"] for e in manifest["content"]["tensors"].values() for p in e["pieces"]}
+    if manifest["world_size"] != 2 or len(files) != 2 or manifest["content"]["optimizer"]["steps_taken"] != 4:
+        fail(f"{peer} -> ours: world size {manifest['world_size']}, files {sorted(files)}, optimizer "
+             f"{manifest['content']['optimizer']}: expected the saver's 2 ranks and 4 steps taken")
+    theirs = run(f"{peer}_from_dcp", peer, *FROM, f"checkpoint.load_from={dcp}")[0]
+    from_converted = from_peer[ours] = run(f"{ours}_from_{peer}", ours, *FROM, f"checkpoint.load_from={mine}")[0]
+    close(f"{peer}'s DCP: {ours} from the converted checkpoint vs {peer} from its own", from_converted, theirs)
+    differ(f"{ours} from {peer}'s checkpoint vs no checkpoint", from_converted[0], untrained[0])
+
+# The optimizer state matters: the same parameters without it train otherwise from the 2nd step.
+params_only = os.path.join(work, "torch_fsdp2_params_only")
+shutil.copytree(os.path.join(work, "torch_fsdp2_as_shardbench"), params_only)
+manifest = json.load(open(os.path.join(params_only, "manifest.json")))
+manifest["content"]["tensors"] = {k: v for k, v in manifest["content"]["tensors"].items() if not k.startswith("state.")}
+manifest["content"]["optimizer"] = None
+json.dump(manifest, open(os.path.join(params_only, "manifest.json"), "w"))
+no_state = run("per_param_params_only", "per_param", *FROM, f"checkpoint.load_from={params_only}")[0]
+with_state = from_peer["per_param"]
+if no_state[0] != with_state[0]:
+    fail(f"the first loss depends on the parameters only: {no_state[0]} vs {with_state[0]}")
+differ("second loss with vs without the converted optimizer state", with_state[1], no_state[1])
+
+# 2. ours -> DCP.
+for peer, ours in pairs:
+    mine = saved(ours)
+    dcp = converted("to-dcp", mine, f"{ours}_as_dcp")
+    own = run(f"{ours}_from_own", ours, *FROM, f"checkpoint.load_from={mine}")[0]
+    theirs = run(f"{peer}_from_{ours}", peer, *FROM, f"checkpoint.load_from={dcp}")[0]
+    close(f"{ours}'s SHARDED: {peer} from the converted DCP vs {ours} from its own", theirs, own)
+    differ(f"{peer} from {ours}'s checkpoint vs no checkpoint", theirs[0], untrained[0])
+
+# 3. Refusals.
+said = run("dcp_on_ours", "flat", *FROM, f"checkpoint.load_from={os.path.join(work, 'flat_as_dcp')}", expect=2)
+if "dcp_convert.py to-shardbench" not in said:
+    fail(f"a DCP directory as load_from on flat should name the converter: {said[-500:]}")
+p = subprocess.run([python, convert, "to-dcp", os.path.join(work, "torch_fsdp2_as_shardbench"),
+                    os.path.join(work, "flat_as_dcp")], capture_output=True, text=True)
+if p.returncode != 2 or "exists" not in p.stderr:
+    fail(f"converting over an existing directory: exit {p.returncode}: {p.stderr[-500:]}")
+print("peer_sharded_crossing_check: ok")
