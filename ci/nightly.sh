@@ -7,7 +7,13 @@
 # 2 bad input, 3 infrastructure.
 #
 #   ci/nightly.sh [--suite NAME|FILE] [--history DIR] [--baseline DIR] [--policy FILE]
-#                 [--reports DIR] [--repetitions N (10)|auto[:MAX]] [--target-mde X] [-- key=value overrides]
+#                 [--reports DIR] [--repetitions N (10)|auto[:MAX]] [--target-mde X]
+#                 [--checks SUITE[,SUITE] (upstream)|none] [-- key=value overrides]
+#
+# --checks: correctness suites run once each after the performance suite (default `upstream`:
+# the upstream pains on PyTorch's FSDP at the pinned versions, each instance with its expected
+# colour). An instance out of its expected colour makes the night not green (exit 1) whatever the
+# gate says; their runs go to <reports>/checks-<run>/<suite> (not the history: they are not compared).
 #
 # --repetitions auto:MAX --target-mde 0.10 adds launches of each instance until the policy's
 # gated metrics are pinned to 10% (or MAX launches), instead of a fixed count.
@@ -21,6 +27,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${SHARDBENCH_BIN:-$root/build/shardbench}
 suite=nightly history=${SHARDBENCH_HISTORY:-$root/history} baseline="" reports=reports repetitions=10 target_mde=""
+checks=upstream
 policy=$root/ci/nightly-policy.yaml
 overrides=()
 while [ $# -gt 0 ]; do
@@ -32,6 +39,7 @@ while [ $# -gt 0 ]; do
     --reports) reports=$2; shift 2 ;;
     --repetitions) repetitions=$2; shift 2 ;;
     --target-mde) target_mde=$2; shift 2 ;;
+    --checks) checks=$2; shift 2 ;;
     --) shift; overrides=("$@"); break ;;
     *) echo "ci/nightly.sh: unknown argument '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
@@ -55,6 +63,23 @@ if [ "$rc" -ge 2 ]; then
   exit "$rc"
 fi
 
+# The correctness suites: once each, their expected colours held (exit 1 when one is not).
+checks_rc=0 checks_dir=$reports/checks-$(basename "$run_dir")
+if [ "$checks" != none ]; then
+  for check_suite in ${checks//,/ }; do
+    crc=0
+    "$bin" run "$check_suite" --out "$checks_dir/$check_suite" --quiet || crc=$?
+    if [ "$crc" -ge 2 ]; then
+      echo "ci/nightly.sh: the correctness suite $check_suite could not run (exit $crc); see $checks_dir/$check_suite" >&2
+      exit "$crc"
+    fi
+    if [ "$crc" -ne 0 ]; then
+      echo "ci/nightly.sh: correctness suite $check_suite: an instance is not in its expected colour; see $checks_dir/$check_suite" >&2
+      checks_rc=1
+    fi
+  done
+fi
+
 # Tonight's figures for other tools, every night (reporters/benchmark_export.h): Google Benchmark
 # JSON, Bencher Metric Format, github-action-benchmark's two lists.
 for format in gbench bencher gab-smaller gab-bigger; do
@@ -64,11 +89,13 @@ done
 if [ -z "$baseline" ]; then
   # Nothing was judged tonight: say so plainly (the run's own checks still set the exit code).
   echo "ci/nightly.sh: baseline recorded in $run_dir (first night: nothing to compare with, no metric judged)"
-  exit "$rc"
+  [ "$rc" -ne 0 ] && exit "$rc"
+  exit "$checks_rc"
 fi
 gate=0
 "$bin" compare "$baseline" "$run_dir" --policy "$policy" --markdown "$reports/compare.md" \
   --junit "$reports/junit.xml" --html "$reports/dashboard.html" --history "$history" || gate=$?
 "$bin" history "$history" --markdown "$reports/history.md" --html "$reports/history.html" --policy "$policy" \
   >/dev/null || true  # informational
-exit "$gate"
+[ "$gate" -ne 0 ] && exit "$gate"
+exit "$checks_rc"

@@ -16,7 +16,6 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   if (!s.failpoints.empty()) refuse("failpoints", "they inject faults into shardbench's own engines");
   if (s.train.warmup_auto) refuse("train.warmup_steps=auto", "the peer reads a number of warmup steps");
   if (s.profile.kernel_trace) refuse("profile.kernel_trace", "use the torch profiler on the peer side");
-  if (s.checks.frozen_dtype) refuse("checks.frozen_dtype", "it reads shardbench's engines' own tensors");
   if (s.engine == Engine::kTorchFsdp2 && !s.sharding.use_orig_params) {
     throw InputError(who + "sharding.use_orig_params=false is an FSDP1 option; fully_shard always keeps each "
                      "parameter as its own DTensor");

@@ -32,6 +32,7 @@ try:  # a broken environment is infrastructure (exit 3), not a failed check
     import checkpoints  # noqa: E402
     import collectives  # noqa: E402
     import data  # noqa: E402
+    import frozen_dtype  # noqa: E402
     import learning  # noqa: E402
     import memory  # noqa: E402
     import meta_init  # noqa: E402
@@ -382,6 +383,8 @@ class PeerRun:
                 rec.figures["checkpoint_save_peak_bytes"] = self.save_peak
         if self.s["checks"]["learning"]:
             self.checks.append(learning.check(self.model, self.fingerprints_before, rec.loss, self.world))
+        if self.s["checks"]["frozen_dtype"]:
+            self.checks.append(frozen_dtype.check(self.s, self.model, self.model_dir))
 
     # ---- check_checkpoint ----
 

@@ -9,7 +9,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$1
 rm -rf "$out" && mkdir -p "$out"
-night() { "$root/ci/nightly.sh" --suite smoke --history "$out/history" --reports "$out/reports-$1" --repetitions 2 -- train.steps=2 "${@:2}"; }
+night() { "$root/ci/nightly.sh" --suite smoke --history "$out/history" --reports "$out/reports-$1" --repetitions 2 --checks none -- train.steps=2 "${@:2}"; }
 
 night 1 >"$out/night1.log" 2>&1 || { cat "$out/night1.log"; echo "night 1 should record and exit 0"; exit 1; }
 grep -q "baseline recorded" "$out/night1.log"
