@@ -19,7 +19,9 @@ peers/torch_fsdp/dcp_convert.py converts at conversion time only.
 - refusals: a DCP directory as load_from on our engine names dcp_convert.py (exit 2), and the
   converter never writes over an existing directory (exit 2).
 
-    tests/end_to_end/peer_sharded_crossing_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR
+One direction per invocation (a ctest each):
+
+    tests/end_to_end/peer_sharded_crossing_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR dcp-to-ours|ours-to-dcp
 """
 import glob
 import json
@@ -28,7 +30,7 @@ import shutil
 import subprocess
 import sys
 
-binary, source, work = sys.argv[1:4]
+binary, source, work, direction = sys.argv[1:5]
 python = os.environ.get("SHARDBENCH_PYTHON") or sys.executable
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
@@ -59,11 +61,11 @@ def saved(engine):
     return checkpoint[0]
 
 
-def converted(direction, src, name):
+def converted(to, src, name):
     out = os.path.join(work, name)
-    p = subprocess.run([python, convert, direction, src, out], capture_output=True, text=True)
+    p = subprocess.run([python, convert, to, src, out], capture_output=True, text=True)
     if p.returncode != 0:
-        fail(f"dcp_convert {direction} {src}: exit {p.returncode}\n{p.stderr[-3000:]}")
+        fail(f"dcp_convert {to} {src}: exit {p.returncode}\n{p.stderr[-3000:]}")
     return out
 
 
@@ -79,52 +81,56 @@ def differ(what, a, b):
         fail(f"{what}: {a} vs {b} - the same, so what was loaded did not matter")
 
 
-untrained = run("no_load", "per_param", *FROM)[0]
-pairs = (("torch_fsdp1", "flat"), ("torch_fsdp2", "per_param"))
+def dcp_to_ours(untrained):
+    """Each peer's DCP converted and loaded by our engine like the peer loads the original; the
+    optimizer state carried; a DCP directory given to our engine refused naming the converter."""
+    from_peer = {}
+    for peer, ours in PAIRS:
+        dcp = saved(peer)
+        mine = converted("to-shardbench", dcp, f"{peer}_as_shardbench")
+        manifest = json.load(open(os.path.join(mine, "manifest.json")))
+        files = {p["file"] for e in manifest["content"]["tensors"].values() for p in e["pieces"]}
+        if manifest["world_size"] != 2 or len(files) != 2 or manifest["content"]["optimizer"]["steps_taken"] != 4:
+            fail(f"{peer} -> ours: world size {manifest['world_size']}, files {sorted(files)}, optimizer "
+                 f"{manifest['content']['optimizer']}: expected the saver's 2 ranks and 4 steps taken")
+        theirs = run(f"{peer}_from_dcp", peer, *FROM, f"checkpoint.load_from={dcp}")[0]
+        from_peer[ours] = run(f"{ours}_from_{peer}", ours, *FROM, f"checkpoint.load_from={mine}")[0]
+        close(f"{peer}'s DCP: {ours} from the converted checkpoint vs {peer} from its own", from_peer[ours], theirs)
+        differ(f"{ours} from {peer}'s checkpoint vs no checkpoint", from_peer[ours][0], untrained[0])
+    # The optimizer state matters: the same parameters without it train otherwise from the 2nd step.
+    params_only = os.path.join(work, "torch_fsdp2_params_only")
+    shutil.copytree(os.path.join(work, "torch_fsdp2_as_shardbench"), params_only)
+    manifest = json.load(open(os.path.join(params_only, "manifest.json")))
+    manifest["content"]["tensors"] = {k: v for k, v in manifest["content"]["tensors"].items()
+                                      if not k.startswith("state.")}
+    manifest["content"]["optimizer"] = None
+    json.dump(manifest, open(os.path.join(params_only, "manifest.json"), "w"))
+    no_state = run("per_param_params_only", "per_param", *FROM, f"checkpoint.load_from={params_only}")[0]
+    if no_state[0] != from_peer["per_param"][0]:
+        fail(f"the first loss depends on the parameters only: {no_state[0]} vs {from_peer['per_param'][0]}")
+    differ("second loss with vs without the converted optimizer state", from_peer["per_param"][1], no_state[1])
+    dcp = glob.glob(os.path.join(work, "save_torch_fsdp2", "*", "rep0", "checkpoint"))[0]
+    said = run("dcp_on_ours", "flat", *FROM, f"checkpoint.load_from={dcp}", expect=2)
+    if "dcp_convert.py to-shardbench" not in said:
+        fail(f"a DCP directory as load_from on flat should name the converter: {said[-500:]}")
 
-# 1. DCP -> ours.
-from_peer = {}
-for peer, ours in pairs:
-    dcp = saved(peer)
-    mine = converted("to-shardbench", dcp, f"{peer}_as_shardbench")
-    manifest = json.load(open(os.path.join(mine, "manifest.json")))
-    files = {p["file"] for e in manifest["content"]["tensors"].values() for p in e["pieces"]}
-    if manifest["world_size"] != 2 or len(files) != 2 or manifest["content"]["optimizer"]["steps_taken"] != 4:
-        fail(f"{peer} -> ours: world size {manifest['world_size']}, files {sorted(files)}, optimizer "
-             f"{manifest['content']['optimizer']}: expected the saver's 2 ranks and 4 steps taken")
-    theirs = run(f"{peer}_from_dcp", peer, *FROM, f"checkpoint.load_from={dcp}")[0]
-    from_converted = from_peer[ours] = run(f"{ours}_from_{peer}", ours, *FROM, f"checkpoint.load_from={mine}")[0]
-    close(f"{peer}'s DCP: {ours} from the converted checkpoint vs {peer} from its own", from_converted, theirs)
-    differ(f"{ours} from {peer}'s checkpoint vs no checkpoint", from_converted[0], untrained[0])
 
-# The optimizer state matters: the same parameters without it train otherwise from the 2nd step.
-params_only = os.path.join(work, "torch_fsdp2_params_only")
-shutil.copytree(os.path.join(work, "torch_fsdp2_as_shardbench"), params_only)
-manifest = json.load(open(os.path.join(params_only, "manifest.json")))
-manifest["content"]["tensors"] = {k: v for k, v in manifest["content"]["tensors"].items() if not k.startswith("state.")}
-manifest["content"]["optimizer"] = None
-json.dump(manifest, open(os.path.join(params_only, "manifest.json"), "w"))
-no_state = run("per_param_params_only", "per_param", *FROM, f"checkpoint.load_from={params_only}")[0]
-with_state = from_peer["per_param"]
-if no_state[0] != with_state[0]:
-    fail(f"the first loss depends on the parameters only: {no_state[0]} vs {with_state[0]}")
-differ("second loss with vs without the converted optimizer state", with_state[1], no_state[1])
+def ours_to_dcp(untrained):
+    """Each of our engines' SHARDED checkpoint converted and loaded by the peer like our engine
+    loads the original; the converter never writes over an existing directory."""
+    for peer, ours in PAIRS:
+        mine = saved(ours)
+        dcp = converted("to-dcp", mine, f"{ours}_as_dcp")
+        own = run(f"{ours}_from_own", ours, *FROM, f"checkpoint.load_from={mine}")[0]
+        theirs = run(f"{peer}_from_{ours}", peer, *FROM, f"checkpoint.load_from={dcp}")[0]
+        close(f"{ours}'s SHARDED: {peer} from the converted DCP vs {ours} from its own", theirs, own)
+        differ(f"{peer} from {ours}'s checkpoint vs no checkpoint", theirs[0], untrained[0])
+    p = subprocess.run([python, convert, "to-dcp", mine, os.path.join(work, "flat_as_dcp")], capture_output=True,
+                       text=True)
+    if p.returncode != 2 or "exists" not in p.stderr:
+        fail(f"converting over an existing directory: exit {p.returncode}: {p.stderr[-500:]}")
 
-# 2. ours -> DCP.
-for peer, ours in pairs:
-    mine = saved(ours)
-    dcp = converted("to-dcp", mine, f"{ours}_as_dcp")
-    own = run(f"{ours}_from_own", ours, *FROM, f"checkpoint.load_from={mine}")[0]
-    theirs = run(f"{peer}_from_{ours}", peer, *FROM, f"checkpoint.load_from={dcp}")[0]
-    close(f"{ours}'s SHARDED: {peer} from the converted DCP vs {ours} from its own", theirs, own)
-    differ(f"{peer} from {ours}'s checkpoint vs no checkpoint", theirs[0], untrained[0])
 
-# 3. Refusals.
-said = run("dcp_on_ours", "flat", *FROM, f"checkpoint.load_from={os.path.join(work, 'flat_as_dcp')}", expect=2)
-if "dcp_convert.py to-shardbench" not in said:
-    fail(f"a DCP directory as load_from on flat should name the converter: {said[-500:]}")
-p = subprocess.run([python, convert, "to-dcp", os.path.join(work, "torch_fsdp2_as_shardbench"),
-                    os.path.join(work, "flat_as_dcp")], capture_output=True, text=True)
-if p.returncode != 2 or "exists" not in p.stderr:
-    fail(f"converting over an existing directory: exit {p.returncode}: {p.stderr[-500:]}")
-print("peer_sharded_crossing_check: ok")
+PAIRS = (("torch_fsdp1", "flat"), ("torch_fsdp2", "per_param"))
+{"dcp-to-ours": dcp_to_ours, "ours-to-dcp": ours_to_dcp}[direction](run("no_load", "per_param", *FROM)[0])
+print(f"peer_sharded_crossing_check {direction}: ok")

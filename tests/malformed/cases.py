@@ -159,6 +159,14 @@ def run_level(ctx):
         ("resume-without-checkpoint", BASE + "checks:\n  resume: true\n", ["checks.resume"]),
         ("adapter-without-lora", BASE.replace("enabled: true", "enabled: false") + "checkpoint:\n  type: adapter\n",
          ["checkpoint.type"]),
+        ("load-from-missing", BASE + "checkpoint:\n  load_from: {case}/nockpt\nchecks:\n  loss_parity: false\n",
+         ["s.yaml", "checkpoint.load_from", "not a directory"]),
+        ("load-from-dcp-on-ours", BASE + "checkpoint:\n  load_from: {case}/dcpckpt\nchecks:\n  loss_parity: false\n",
+         ["checkpoint.load_from", "{case}/dcpckpt", "dcp_convert.py to-shardbench"]),
+        ("load-from-with-loss-parity", BASE + "checkpoint:\n  load_from: {case}/badckpt\n",
+         ["checkpoint.load_from", "checks.loss_parity"]),
+        ("load-from-garbage-manifest", BASE + "checkpoint:\n  load_from: {case}/badckpt\nchecks:\n  loss_parity: false\n",
+         ["{case}/badckpt/manifest.json"]),
     ]
     out = []
     for n, t, s in runs:
@@ -187,6 +195,9 @@ def model_fixtures(case_dir):
         os.makedirs(os.path.join(case_dir, d), exist_ok=True)
         open(os.path.join(case_dir, d, "config.json"), "w").write(json.dumps(TINY_CONFIG))
         open(os.path.join(case_dir, d, "model.safetensors"), "wb").write(blob)
+    for d, name, text in (("dcpckpt", ".metadata", ""), ("badckpt", "manifest.json", "{nope")):
+        os.makedirs(os.path.join(case_dir, d), exist_ok=True)
+        open(os.path.join(case_dir, d, name), "w").write(text)
     esc = os.path.join(case_dir, "escapes")
     os.makedirs(esc, exist_ok=True)
     open(os.path.join(esc, "config.json"), "w").write(json.dumps(TINY_CONFIG))
