@@ -24,6 +24,7 @@
 #include "harness/reference_parity.h"
 #include "harness/repetition_launch.h"
 #include "harness/run_assembly.h"
+#include "harness/scenario/engine_registry.h"
 #include "harness/scenario/scenario_model.h"
 #include "harness/suite.h"
 #include "reporters/results_reader.h"
@@ -42,7 +43,7 @@ std::string PeerPython(const Scenario& s) {
 
 std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::string& resolved_yaml,
                                                const std::string& rep_dir) {
-  const std::string python = PeerPython(s), script = ProjectDir() + "/peers/torch_fsdp/peer.py";
+  const std::string python = PeerPython(s), script = ProjectDir() + "/" + SpecOf(s.engine).peer_script;
   std::error_code ignored;
   fs::remove(rep_dir + "/result.json", ignored);  // a reused directory's old result is not this run's
   fs::remove(rep_dir + "/records.json", ignored);

@@ -135,13 +135,15 @@ CommPrediction PredictComm(const CommModelInput& in) {
       }
       break;
     }
-    default: {  // the replicated reference: one all-reduce of every trainable gradient, after the last micro-batch
+    case shard::EngineKind::kReference: {  // one all-reduce of every trainable gradient, after the last micro-batch
       int64_t bytes = 0;
       for (auto& t : m.named_parameters()) {
         if (t.slot->requires_grad()) bytes += t.slot->numel() * Size(t.slot->scalar_type());
       }
       if (bytes > 0) Add(p, Collective::kAllReduce, 1, bytes);
+      break;
     }
+    // No default: a new engine kind fails to compile here (-Wswitch) until it is predicted.
   }
   Add(p, Collective::kAllReduce, 1, 4);  // the step's loss (fp32), averaged over ranks
   const bool sharded = l.engine == shard::EngineKind::kFlat || l.engine == shard::EngineKind::kPerParam;

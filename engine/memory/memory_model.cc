@@ -113,17 +113,21 @@ MemoryPrediction PredictMemory(const MemoryModelInput& in) {
   model::ApplyStorageDtypes(m, in.storage, in.checkpoint.get());
   // Activations follow the hidden states' dtype: the embedding's (or param_dtype).
   peak[Category::kActivations] = ActivationBytes(in, GatheredSize(in, m.model.embed_tokens.weight));
-  if (in.engine == shard::EngineKind::kPerParam) return PredictPerParam(in, m, p);
-  if (in.engine != shard::EngineKind::kFlat) {
-    for (auto& t : m.named_parameters()) {
-      const int64_t bytes = t.slot->numel() * StoredSize(*t.slot);
-      peak[Category::kParamsUnsharded] += bytes;
-      if (t.slot->requires_grad()) {
-        held[Category::kGrads] += bytes;
-        held[Category::kOptimState] += 2 * bytes;
+  switch (in.engine) {
+    case shard::EngineKind::kPerParam: return PredictPerParam(in, m, p);
+    case shard::EngineKind::kReference: {  // every parameter whole on every rank
+      for (auto& t : m.named_parameters()) {
+        const int64_t bytes = t.slot->numel() * StoredSize(*t.slot);
+        peak[Category::kParamsUnsharded] += bytes;
+        if (t.slot->requires_grad()) {
+          held[Category::kGrads] += bytes;
+          held[Category::kOptimState] += 2 * bytes;
+        }
       }
+      return p;
     }
-    return p;
+    case shard::EngineKind::kFlat: break;  // below
+    // No default: a new engine kind fails to compile here (-Wswitch) until it is predicted.
   }
   // Flat engine: per unit, the same layout the engine builds.
   const auto units = shard::PlanUnits(m, in.policy);

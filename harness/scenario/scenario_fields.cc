@@ -9,9 +9,16 @@
 #include "engine/common/path_checks.h"
 #include "engine/model/llama_config.h"
 #include "engine/shard/mixed_precision.h"
+#include "harness/scenario/engine_registry.h"
 
 namespace shardbench {
 namespace {
+
+std::vector<Engine> RegisteredEngines() {
+  std::vector<Engine> engines;
+  for (const auto& spec : EngineRegistry()) engines.push_back(spec.engine);
+  return engines;
+}
 
 // Readers turn a YAML node into a typed value or say what was wrong.
 template <typename T>
@@ -143,8 +150,7 @@ std::vector<ScenarioField> BuildFields() {
       {"lora.targets", "a list of projection names",
        [](Scenario& s, const YAML::Node& n) { s.lora.targets = ReadStringList(n, "a list of projection names"); },
        [](const Scenario& s) { return Node(s.lora.targets); }},
-      TypedChoiceField("engine", std::vector<Engine>{Engine::kReference, Engine::kFlat, Engine::kPerParam, Engine::kTorchFsdp1, Engine::kTorchFsdp2},
-                       EngineName, [](Scenario& s) -> Engine& { return s.engine; }),
+      TypedChoiceField("engine", RegisteredEngines(), EngineName, [](Scenario& s) -> Engine& { return s.engine; }),
       BoolField("sharding.use_orig_params", [](Scenario& s) -> bool& { return s.sharding.use_orig_params; }),
       TypedChoiceField("sharding.wrap_policy",
                        std::vector<shard::WrapPolicyKind>{shard::WrapPolicyKind::kTransformerBlock, shard::WrapPolicyKind::kLoraSeparate,

@@ -12,7 +12,7 @@
 #include "engine/common/error.h"
 #include "engine/comm/create_communicator.h"
 #include "engine/common/yaml_location.h"
-#include "harness/scenario/peer_scenario.h"
+#include "harness/scenario/engine_registry.h"
 #include "harness/scenario/scenario_fields.h"
 
 namespace shardbench {
@@ -165,12 +165,8 @@ Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string
 void ValidateScenario(const Scenario& s) {
   const std::string src = s.source.empty() ? "scenario '" + s.name + "'" : s.source;
   ScenarioModelConfig(s);  // InputError: an unknown name (listing the valid ones), shapes that do not fit
-  if (IsPeerEngine(s.engine)) ValidatePeerScenario(s, src);
+  SpecOf(s.engine).validate(s, src);
   model::ValidateLora(s.lora, src);
-  if (s.engine == Engine::kPerParam && !s.sharding.use_orig_params) {
-    throw InputError(src + ": sharding.use_orig_params=false is a flat-engine (FSDP1) option; engine=per_param "
-                     "(FSDP2) always keeps each parameter as its own tensor");
-  }
   const bool fp32_only = s.mixed_precision.param_dtype == c10::ScalarType::Float &&
                          s.mixed_precision.reduce_dtype == c10::ScalarType::Float;
   if (s.engine == Engine::kReference && !fp32_only) {

@@ -1,0 +1,45 @@
+#include "harness/scenario/engine_registry.h"
+
+#include <stdexcept>
+
+#include "engine/common/error.h"
+#include "harness/scenario/peer_scenario.h"
+#include "harness/scenario/scenario.h"
+
+namespace shardbench {
+namespace {
+
+void NothingToRefuse(const Scenario&, const std::string&) {}
+
+void ValidatePerParam(const Scenario& s, const std::string& src) {
+  if (!s.sharding.use_orig_params) {
+    throw InputError(src + ": sharding.use_orig_params=false is a flat-engine (FSDP1) option; engine=per_param "
+                     "(FSDP2) always keeps each parameter as its own tensor");
+  }
+}
+
+}  // namespace
+
+const std::vector<EngineSpec>& EngineRegistry() {
+  using shard::EngineKind;
+  static const std::vector<EngineSpec> specs = {
+      {Engine::kReference, "reference", EngineKind::kReference, EngineKind::kReference, nullptr, NothingToRefuse},
+      {Engine::kFlat, "flat", EngineKind::kFlat, EngineKind::kFlat, nullptr, NothingToRefuse},
+      {Engine::kPerParam, "per_param", EngineKind::kPerParam, EngineKind::kPerParam, nullptr, ValidatePerParam},
+      {Engine::kTorchFsdp1, "torch_fsdp1", std::nullopt, EngineKind::kFlat, "peers/torch_fsdp/peer.py",
+       ValidatePeerScenario},
+      {Engine::kTorchFsdp2, "torch_fsdp2", std::nullopt, EngineKind::kPerParam, "peers/torch_fsdp/peer.py",
+       ValidatePeerScenario},
+  };
+  return specs;
+}
+
+const EngineSpec& SpecOf(Engine engine) {
+  for (const auto& spec : EngineRegistry()) {
+    if (spec.engine == engine) return spec;
+  }
+  throw std::logic_error("internal error: engine " + std::to_string(static_cast<int>(engine)) +
+                         " has no spec in harness/scenario/engine_registry.cc");
+}
+
+}  // namespace shardbench

@@ -1,0 +1,41 @@
+// Every engine a scenario can name, one spec each: adding an engine is its implementation (a
+// ShardedModel in engine/shard/ for ours, a recipe in peers/ for a peer) plus its spec in
+// engine_registry.cc. Everything that differs by engine above the engine layer reads the spec:
+// its name, whether a peer runs it and where, which of our models predicts its memory and
+// communication, and which scenario fields it refuses. An engine without a spec is our bug
+// (std::logic_error), never a silent fallback; tests/harness/engine_registry_test.cc checks
+// that every Engine value has exactly one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/shard/engine_kind.h"
+#include "harness/scenario/scenario_choices.h"
+
+namespace shardbench {
+
+struct Scenario;
+
+struct EngineSpec {
+  Engine engine;
+  const char* name;  // the scenario's `engine:` value
+  // Ours: the ShardedModel MakeShardedModel builds. A peer: none (PyTorch runs it in Python).
+  std::optional<shard::EngineKind> ours;
+  // The model of ours whose memory and communication predictions it follows (a peer shares
+  // the semantics of one of ours: torch_fsdp1 flat parameters, torch_fsdp2 per-parameter).
+  shard::EngineKind predicted_by;
+  // A peer's program, relative to the project directory; nullptr for ours.
+  const char* peer_script;
+  // Refuses what this engine does not map: InputError naming `src` and the field.
+  void (*validate)(const Scenario& s, const std::string& src);
+
+  bool is_peer() const { return peer_script != nullptr; }
+};
+
+// In the order `list` and error messages name them.
+const std::vector<EngineSpec>& EngineRegistry();
+const EngineSpec& SpecOf(Engine engine);
+
+}  // namespace shardbench
