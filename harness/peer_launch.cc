@@ -131,9 +131,8 @@ int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit
     r.started_at = peer.started_at;
     r.provenance = PeerProvenance(rep_dir, peer.versions);
     r.scenario = ScenarioBlock(s);
-    r.status = "failed";
-    r.message = "check 'peer_accepts_scenario' failed: " + *peer.refusal;
     r.checks = {{"peer_accepts_scenario", false, *peer.refusal}};
+    JudgeChecks(r);
     r.peer_warnings = peer.warnings;
   } else {
     std::optional<Check> parity;

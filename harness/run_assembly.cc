@@ -80,14 +80,19 @@ RunResult AssembleRunResult(const Scenario& s, const std::vector<RankRecord>& al
   }
   r.resumed_from_step = frame.resumed_from_step;
   r.peer_warnings = std::move(frame.peer_warnings);
+  JudgeChecks(r);
+  return r;
+}
+
+void JudgeChecks(RunResult& r) {
   r.status = "ok";
+  r.message.clear();
   for (const auto& c : r.checks) {
     if (!c.passed) {
       r.status = "failed";
       r.message += (r.message.empty() ? "" : "; ") + ("check '" + c.name + "' failed: " + c.detail);
     }
   }
-  return r;
 }
 
 }  // namespace shardbench

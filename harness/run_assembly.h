@@ -43,6 +43,9 @@ struct RunFrame {
 };
 
 RunResult AssembleRunResult(const Scenario& s, const std::vector<RankRecord>& all, RunFrame frame);
+// The result's status and message from its checks, the one place a failed check's words are
+// built ("check 'X' failed: detail", joined by "; "): ok when every check passed, else failed.
+void JudgeChecks(RunResult& r);
 
 // The result's scenario block: name, source, the fully resolved config, overrides, matrix.
 nlohmann::json ScenarioBlock(const Scenario& s);
