@@ -44,6 +44,17 @@ struct Subcommand {
   std::function<int()> run;
 };
 
+// The repetition rank (harness/run_target.h): what our launcher starts on each rank of one
+// repetition. Hidden from --help: users run `run`.
+Subcommand AddRank(CLI::App& app) {
+  auto args = std::make_shared<cli::RunArgs>();
+  auto* cmd = app.add_subcommand("rank", "One rank of one repetition (started by `run`)")->group("");
+  cmd->add_option("scenario", args->target, "The repetition's resolved scenario")->required();
+  cmd->add_option("--out", args->out_dir, "The repetition's directory")->required();
+  cmd->add_flag("--quiet", args->quiet, "No progress lines");
+  return {cmd, [args] { return cli::RankCommand(*args); }};
+}
+
 Subcommand AddRun(CLI::App& app, const std::string& self_exe) {
   auto run = std::make_shared<cli::RunArgs>();
   auto repetitions = std::make_shared<std::string>();
@@ -71,7 +82,6 @@ Subcommand AddRun(CLI::App& app, const std::string& self_exe) {
   cmd->add_flag("--trace", run->trace, "Write every instance's per-rank timeline (profile.trace=true): "
                                        "<instance>/rep<N>/trace.json, for Perfetto UI or chrome://tracing");
   cmd->add_option("overrides", run->overrides, "key=value overrides, e.g. train.steps=5 lora.enabled=true");
-  cmd->add_flag("--one-repetition", run->one_repetition, "")->group("");  // our launcher's ranks (harness/run_target.h)
   return {cmd, [run, repetitions, self_exe] {
             if (!repetitions->empty()) {
               run->auto_max = ParseAutoRepetitions(*repetitions);
@@ -213,6 +223,7 @@ static int RunShardbench(int argc, char** argv) {
   const std::string self_exe = SelfExe(argv[0]);
   const std::vector<Subcommand> subcommands = {
       AddRun(app, self_exe),
+      AddRank(app),
       AddInspect(app, "show", "Print the fully resolved scenario instances (matrix expanded)", cli::ShowCommand),
       {app.add_subcommand("models", "List the named model configs"), cli::ModelsCommand},
       {app.add_subcommand("list", "List the shipped suites and scenarios"), cli::ListCommand},
@@ -229,7 +240,7 @@ static int RunShardbench(int argc, char** argv) {
   std::string known;
   bool found = false;
   for (const Subcommand& s : subcommands) {
-    known += (known.empty() ? "" : ", ") + s.app->get_name();
+    if (!s.app->get_group().empty()) known += (known.empty() ? "" : ", ") + s.app->get_name();
     found |= argc > 1 && s.app->get_name() == argv[1];
   }
   if (argc > 1 && argv[1][0] != '-' && !found) {

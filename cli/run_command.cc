@@ -11,4 +11,9 @@ int RunCommand(const RunArgs& args, const std::string& self_exe) {
   return RunTarget(args, display, self_exe);
 }
 
+int RankCommand(const RunArgs& args) {
+  const RunDisplay display{ProgressPrinter(isatty(STDOUT_FILENO)), PrintSummary, args.quiet ? PrintUnexpected : PrintIndex};
+  return RunRepetitionRank(args, display);
+}
+
 }  // namespace shardbench::cli

@@ -15,5 +15,7 @@ using RunArgs = RunRequest;
 // Returns the process exit code (docs/architecture.md: 0 ok, 1 check failed / unexpected colour,
 // 2 bad input, 3 infrastructure).
 int RunCommand(const RunArgs& args, const std::string& self_exe);
+// `shardbench rank`: one rank of one repetition our launcher started (harness/run_target.h).
+int RankCommand(const RunArgs& args);
 
 }  // namespace shardbench::cli

@@ -117,7 +117,7 @@ LaunchOutcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, co
       return {static_cast<int>(e.code()), e.what()};
     }
   } else {
-    spec.argv = {self_exe, "run", resolved, "--out", rep_dir, "--one-repetition"};
+    spec.argv = {self_exe, "rank", resolved, "--out", rep_dir};
     if (quiet) spec.argv.push_back("--quiet");
   }
   spec.nproc = s.world_size;

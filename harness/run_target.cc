@@ -42,18 +42,6 @@ std::function<void(const StepProgress&)> OnStep(const RunRequest& request, const
 }
 
 // This process is one rank of a job: the target is one resolved scenario (no matrix).
-int RunLaunchedRank(const RunRequest& request, const comm::RankEnv& env, const RunDisplay& display) {
-  const Scenario s = LoadScenarioFile(request.target, request.overrides);
-  const std::string out = request.out_dir.empty() ? "results/" + SafeName(s.name) : request.out_dir;
-  try {
-    return RunAsRank(s, env, out, OnStep(request, display));
-  } catch (const std::exception& e) {
-    // Leave the reason where the launching process (and the index) can find it.
-    if (env.rank == 0) WriteFileAtomically(out + "/error.txt", std::string(e.what()) + "\n");
-    throw;
-  }
-}
-
 // --repetitions auto[:MAX] --target-mde X [--policy F], when asked for.
 std::optional<AdaptiveRepetitions> AdaptivePlan(const RunRequest& request) {
   if (request.target_mde && !request.auto_max) throw InputError("--target-mde needs --repetitions auto[:MAX]");
@@ -328,7 +316,6 @@ int RunTargetAsJobRank(const RunRequest& request, const comm::RankEnv& env, cons
 
 int RunTarget(const RunRequest& request, const RunDisplay& display, const std::string& self_exe) {
   const comm::RankEnv env = comm::RankEnv::FromEnvironment();
-  if (env.from_launcher && request.one_repetition) return RunLaunchedRank(request, env, display);
   if (env.from_launcher) return RunTargetAsJobRank(request, env, display);
   if (WantsNodeLaunch(request)) return LaunchNodeRanks(request, self_exe);
   if (request.nproc < 0) throw InputError("--nproc must be at least 1, got " + std::to_string(request.nproc));
@@ -344,6 +331,23 @@ int RunTarget(const RunRequest& request, const RunDisplay& display, const std::s
   const std::string out_dir = DefaultOutDir(request, t);
   const OutputDirLock lock(out_dir);
   return RunInstances(t, out_dir, repetitions, request, display);
+}
+
+int RunRepetitionRank(const RunRequest& request, const RunDisplay& display) {
+  const comm::RankEnv env = comm::RankEnv::FromEnvironment();
+  if (!env.from_launcher) {
+    throw InputError("`shardbench rank` is one rank of a repetition shardbench's launcher started (RANK, WORLD_SIZE "
+                     "and MASTER_ADDR set); use `shardbench run`");
+  }
+  const Scenario s = LoadScenarioFile(request.target, request.overrides);
+  const std::string out = request.out_dir;
+  try {
+    return RunAsRank(s, env, out, OnStep(request, display));
+  } catch (const std::exception& e) {
+    // Leave the reason where the launching process (and the index) can find it.
+    if (env.rank == 0) WriteFileAtomically(out + "/error.txt", std::string(e.what()) + "\n");
+    throw;
+  }
 }
 
 }  // namespace shardbench

@@ -33,10 +33,6 @@ struct RunRequest {
   // --only GLOB (repeatable): the instances whose names match any of them (shell globs, as in
   // gate policies); none matching is bad input naming the instances there are.
   std::vector<std::string> only;
-  // Set by our own launcher on the ranks of one repetition (harness/repetition_launch.h): the
-  // target is that repetition's resolved scenario, written to --out as result.json. Without it,
-  // a process started by torchrun/srun runs the whole target as one rank of the job.
-  bool one_repetition = false;
   // Our own launcher across nodes, torchrun's way (harness/node_launch.h): every node runs
   // `run` with the same target, nnodes, nproc and master, and its own node rank. 0: not asked
   // (PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT are the env forms).
@@ -55,8 +51,19 @@ struct RunDisplay {
 };
 
 
-// Returns the process exit code (docs/architecture.md: 0 ok, 1 check failed / unexpected colour,
-// 2 bad input, 3 infrastructure).
+// The roles a shardbench process plays in a run (docs/architecture.md, "One run, end to end"):
+//   launcher         `run` started by a user: resolves the target, launches each repetition's
+//                    ranks (harness/repetition_launch.h), merges and writes the results
+//   node launcher    `run --nnodes`: starts this node's ranks as torchrun would (harness/node_launch.h)
+//   job rank         `run` under an outside launcher (torchrun, srun, our node launcher): runs
+//                    the whole target in lockstep with the job's other ranks (harness/job_rank.h)
+//   repetition rank  `shardbench rank`: one rank of one repetition our launcher started, the
+//                    resolved scenario in, DIR/result.json out (rank 0)
+// RunTarget is the first three (by the environment and the flags), RunRepetitionRank the last.
+// Both return the process exit code (docs/architecture.md: 0 ok, 1 check failed / unexpected
+// colour, 2 bad input, 3 infrastructure).
 int RunTarget(const RunRequest& request, const RunDisplay& display, const std::string& self_exe);
+// `request.target` is the repetition's resolved scenario file, `request.out_dir` its directory.
+int RunRepetitionRank(const RunRequest& request, const RunDisplay& display);
 
 }  // namespace shardbench

@@ -42,7 +42,7 @@ def run(*args, env=None, timeout=180):
 
 
 def ranks_of(out_dir):
-    """PIDs of rank processes (run --one-repetition) writing under out_dir."""
+    """PIDs of rank processes (`shardbench rank`) writing under out_dir."""
     pids = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -51,7 +51,7 @@ def ranks_of(out_dir):
             cmd = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
         except OSError:
             continue
-        if b"--one-repetition" in cmd and any(a.decode(errors="replace").startswith(out_dir) for a in cmd):
+        if cmd[1:2] == [b"rank"] and any(a.decode(errors="replace").startswith(out_dir) for a in cmd):
             pids.append(int(pid))
     return pids
 
