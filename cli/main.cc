@@ -15,6 +15,7 @@
 
 #include "cli/batches_command.h"
 #include "cli/compare_command.h"
+#include "cli/convert_command.h"
 #include "cli/export_command.h"
 #include "cli/trace_command.h"
 #include "cli/inspect_commands.h"
@@ -53,6 +54,18 @@ Subcommand AddRank(CLI::App& app) {
   cmd->add_option("--out", args->out_dir, "The repetition's directory")->required();
   cmd->add_flag("--quiet", args->quiet, "No progress lines");
   return {cmd, [args] { return cli::RankCommand(*args); }};
+}
+
+Subcommand AddConvertCheckpoint(CLI::App& app) {
+  auto args = std::make_shared<std::vector<std::string>>(3);
+  auto* cmd = app.add_subcommand("convert-checkpoint", "Convert a SHARDED checkpoint between torch.distributed.checkpoint "
+                                                       "(PyTorch's FSDP) and shardbench's, for checkpoint.load_from");
+  cmd->add_option("direction", (*args)[0], "to-shardbench (DCP -> ours) or to-dcp (ours -> DCP)")
+      ->required()
+      ->check(CLI::IsMember({"to-shardbench", "to-dcp"}));
+  cmd->add_option("src", (*args)[1], "The checkpoint directory to convert")->required();
+  cmd->add_option("out", (*args)[2], "A new directory for the converted checkpoint (never overwritten)")->required();
+  return {cmd, [args] { return cli::ConvertCheckpointCommand((*args)[0], (*args)[1], (*args)[2]); }};
 }
 
 Subcommand AddRun(CLI::App& app, const std::string& self_exe) {
@@ -235,6 +248,7 @@ static int RunShardbench(int argc, char** argv) {
       AddHistory(app),
       AddShrink(app, self_exe),
       AddBatches(app),
+      AddConvertCheckpoint(app),
   };
   // CLI11 reads an unknown first word as a missing subcommand; say which word it was.
   std::string known;

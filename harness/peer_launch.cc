@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -41,9 +42,17 @@ std::string PeerPython(const Scenario& s) {
   return ProjectDir() + "/.venv/bin/python";
 }
 
+std::string PeerPythonPath() {
+  const char* outer = std::getenv("PYTHONPATH");
+  return ProjectDir() + "/peers" + (outer && *outer ? std::string(":") + outer : std::string());
+}
+
 std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::string& resolved_yaml,
                                                const std::string& rep_dir) {
-  const std::string python = PeerPython(s), script = ProjectDir() + "/" + SpecOf(s.engine).peer_script;
+  const std::string module = SpecOf(s.engine).peer_module, python = PeerPython(s);
+  std::string script = module;
+  std::replace(script.begin(), script.end(), '.', '/');
+  script = ProjectDir() + "/peers/" + script + ".py";
   std::error_code ignored;
   fs::remove(rep_dir + "/result.json", ignored);  // a reused directory's old result is not this run's
   fs::remove(rep_dir + "/records.json", ignored);
@@ -60,7 +69,7 @@ std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::str
   BuiltModel built = BuildScenarioModel(whole, s.train.seed, at::Device(at::kCPU));
   checkpoint::ExportHfModel(*built.model, rep_dir + "/init");
   WriteFileAtomically(rep_dir + "/provenance.json", CollectProvenance(s.world_size, BackendName(s.backend)).dump(2) + "\n");
-  std::vector<std::string> argv = {python, script, resolved_yaml, "--out", rep_dir, "--init", rep_dir + "/init"};
+  std::vector<std::string> argv = {python, "-m", module, resolved_yaml, "--out", rep_dir, "--init", rep_dir + "/init"};
   // Our tracking allocator for PyTorch's CPU tensors, built beside this binary (engine/CMakeLists.txt).
   std::error_code ec;
   const fs::path allocator = fs::read_symlink("/proc/self/exe", ec).parent_path() / "libshardbench_peer_allocator.so";

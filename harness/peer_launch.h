@@ -17,6 +17,8 @@ namespace shardbench {
 // which keeps instance names of a version matrix short and portable. Empty: $SHARDBENCH_PYTHON,
 // else <project>/.venv.
 std::string PeerPython(const Scenario& s);
+// PYTHONPATH for a peer's process: the project's peers/ (its packages) before any outer one.
+std::string PeerPythonPath();
 
 // Writes <rep_dir>/init (model, adapter) and provenance.json; returns the
 // argv every rank runs. InputError when the Python or the peer script is missing.

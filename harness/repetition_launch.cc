@@ -113,6 +113,7 @@ LaunchOutcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, co
   if (peer) {  // the same ranks, backend and timeouts, on PyTorch's FSDP (peers/torch_fsdp)
     try {
       spec.argv = PreparePeerRepetition(s, resolved, rep_dir);
+      spec.env["PYTHONPATH"] = PeerPythonPath();  // `python -m torch_fsdp.peer` finds its package
     } catch (const Error& e) {
       return {static_cast<int>(e.code()), e.what()};
     }

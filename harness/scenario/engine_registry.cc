@@ -26,9 +26,9 @@ const std::vector<EngineSpec>& EngineRegistry() {
       {Engine::kReference, "reference", EngineKind::kReference, EngineKind::kReference, nullptr, NothingToRefuse},
       {Engine::kFlat, "flat", EngineKind::kFlat, EngineKind::kFlat, nullptr, NothingToRefuse},
       {Engine::kPerParam, "per_param", EngineKind::kPerParam, EngineKind::kPerParam, nullptr, ValidatePerParam},
-      {Engine::kTorchFsdp1, "torch_fsdp1", std::nullopt, EngineKind::kFlat, "peers/torch_fsdp/peer.py",
+      {Engine::kTorchFsdp1, "torch_fsdp1", std::nullopt, EngineKind::kFlat, "torch_fsdp.peer",
        ValidatePeerScenario},
-      {Engine::kTorchFsdp2, "torch_fsdp2", std::nullopt, EngineKind::kPerParam, "peers/torch_fsdp/peer.py",
+      {Engine::kTorchFsdp2, "torch_fsdp2", std::nullopt, EngineKind::kPerParam, "torch_fsdp.peer",
        ValidatePeerScenario},
   };
   return specs;

@@ -26,12 +26,12 @@ struct EngineSpec {
   // The model of ours whose memory and communication predictions it follows (a peer shares
   // the semantics of one of ours: torch_fsdp1 flat parameters, torch_fsdp2 per-parameter).
   shard::EngineKind predicted_by;
-  // A peer's program, relative to the project directory; nullptr for ours.
-  const char* peer_script;
+  // A peer's Python module under the project's peers/ (run as `python -m`); nullptr for ours.
+  const char* peer_module;
   // Refuses what this engine does not map: InputError naming `src` and the field.
   void (*validate)(const Scenario& s, const std::string& src);
 
-  bool is_peer() const { return peer_script != nullptr; }
+  bool is_peer() const { return peer_module != nullptr; }
 };
 
 // In the order `list` and error messages name them.

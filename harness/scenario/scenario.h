@@ -77,7 +77,7 @@ struct CheckpointConfig {
   bool keep = false;          // keep it in the run's output directory (checkpoint/); else removed
   // Start from this SHARDED checkpoint (parameters and optimizer state), loaded at init: our
   // engines read shardbench's format, the peers torch.distributed.checkpoint's;
-  // peers/torch_fsdp/dcp_convert.py converts between them. Empty: the scenario's own weights.
+  // `shardbench convert-checkpoint` converts between them. Empty: the scenario's own weights.
   std::string load_from;
 };
 

@@ -132,7 +132,7 @@ void ValidateLoadFrom(const Scenario& s, const std::string& src) {
     const std::string want = peer ? "a torch.distributed.checkpoint (DCP) directory" : "a shardbench SHARDED checkpoint";
     const std::string convert = fs::exists(dir / other)
                                     ? std::string("; it is ") + (peer ? "shardbench's" : "DCP's") +
-                                          ": convert it with peers/torch_fsdp/dcp_convert.py " +
+                                          ": convert it with shardbench convert-checkpoint " +
                                           (peer ? "to-dcp" : "to-shardbench") + " SRC OUT"
                                     : "";
     throw InputError(field + " has no " + needed + ": engine=" + EngineName(s.engine) + " starts from " + want + convert);

@@ -36,9 +36,9 @@ import time
 import torch
 import torch.distributed as dist
 
-import fsdp1_state_dicts
-import full_layout
-import meta_init
+from . import fsdp1_state_dicts
+from . import full_layout
+from . import meta_init
 
 
 LAYOUTS = {"sharded": "get_state_dict, torch.distributed.checkpoint", "full": "gathered to rank 0, shardbench's FULL layout",

@@ -1,9 +1,10 @@
-#!/usr/bin/env python3
 """SHARDED checkpoints across the boundary between PyTorch's FSDP and shardbench's engines, at
 conversion time only (no Python runs in our engines' training):
 
-  dcp_convert.py to-shardbench DCP_DIR OUT_DIR   torch.distributed.checkpoint -> shardbench SHARDED
-  dcp_convert.py to-dcp SHARDBENCH_DIR OUT_DIR   shardbench SHARDED -> torch.distributed.checkpoint
+  shardbench convert-checkpoint to-shardbench DCP_DIR OUT_DIR   torch.distributed.checkpoint -> ours
+  shardbench convert-checkpoint to-dcp SHARDBENCH_DIR OUT_DIR   ours -> torch.distributed.checkpoint
+
+(which runs `python -m torch_fsdp.dcp_convert ...` with peers/ on PYTHONPATH in the peer's Python.)
 
 to-shardbench keeps the saver's sharding: each DCP chunk (a dim-0 block of a tensor, as FSDP1's
 ShardedTensors and FSDP2's DTensors are) becomes a piece of our index (docs/architecture.md,
@@ -33,8 +34,7 @@ import zlib
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import meta_init  # noqa: E402
+from . import meta_init
 
 SAFETENSORS_DTYPES = {torch.float32: "F32", torch.bfloat16: "BF16", torch.float16: "F16", torch.float64: "F64",
                       torch.int64: "I64"}
@@ -247,7 +247,7 @@ def _commit(staging, out, kind, world, content):
 
 
 def main(argv):
-    usage = "usage: dcp_convert.py to-shardbench DCP_DIR OUT_DIR | to-dcp SHARDBENCH_DIR OUT_DIR"
+    usage = "usage: shardbench convert-checkpoint to-shardbench DCP_DIR OUT_DIR | to-dcp SHARDBENCH_DIR OUT_DIR"
     if len(argv) != 3 or argv[0] not in ("to-shardbench", "to-dcp"):
         print(usage, file=sys.stderr)
         return 2

@@ -10,8 +10,8 @@ unit; `_fqns`, `_numels`, and with use_orig_params `_params` for each original's
 FSDP2's sharded DTensors. Bytes are whole-parameter bytes, the same figure on every rank."""
 import torch
 
-import meta_init
-import wrap
+from . import meta_init
+from . import wrap
 
 SIZES = {torch.float32: 4, torch.bfloat16: 2, torch.float16: 2, torch.float64: 8}
 NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16", torch.float64: "fp64"}

@@ -18,7 +18,7 @@ import os
 import torch
 import torch.distributed as dist
 
-import full_layout
+from . import full_layout
 
 
 def _fsdp():

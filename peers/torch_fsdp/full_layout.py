@@ -9,7 +9,7 @@ import shutil
 
 import torch
 
-import meta_init
+from . import meta_init
 
 FILES = ("config.json", "model.safetensors", "optimizer.safetensors", "param_groups.json")
 

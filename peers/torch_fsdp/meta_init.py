@@ -14,7 +14,7 @@ import os
 import torch
 import torch.distributed as dist
 
-import wrap
+from . import wrap
 
 
 def build(scenario, init_dir, model_dir):

@@ -7,7 +7,7 @@ optimizer, schedule and measurement window. Rank 0 writes OUT/records.json (reco
 rank's measurements, from which shardbench builds the result exactly as for its own engines.
 Launched by `shardbench run` with torchrun's variables, one process per rank.
 
-    peer.py SCENARIO_YAML --out OUT --init INIT [--allocator LIBSHARDBENCH_PEER_ALLOCATOR]
+    PYTHONPATH=peers python -m torch_fsdp.peer SCENARIO_YAML --out OUT --init INIT [--allocator LIB]
 
 Read it top to bottom as a recipe (as harness/scenario_runner.cc): setup (connect, build, wrap,
 load), train (warmup, then the measured steps, a save where asked), measure (memory by category,
@@ -28,18 +28,8 @@ import traceback
 try:  # a broken environment is infrastructure (exit 3), not a failed check
     import yaml
 
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import checkpoints  # noqa: E402
-    import collectives  # noqa: E402
-    import data  # noqa: E402
-    import frozen_dtype  # noqa: E402
-    import learning  # noqa: E402
-    import memory  # noqa: E402
-    import meta_init  # noqa: E402
-    import records  # noqa: E402
-    import units  # noqa: E402
-    import unshard_gauge  # noqa: E402
-    import wrap  # noqa: E402
+    from . import checkpoints, collectives, data, frozen_dtype, learning, memory, meta_init, records, units, \
+        unshard_gauge, wrap
 except ImportError as e:
     print(f"peer: the peer's Python lacks a package: {e}", file=sys.stderr)
     sys.exit(3)
@@ -124,32 +114,12 @@ class PeerRun:
     # ---- setup ----
 
     def setup(self):
-        import torch
-        import torch.distributed as dist
-        # Libraries are loaded before the clock starts (main imports them), as shardbench's are
-        # before its own init timer: init_time covers connecting, building or loading the model and
-        # sharding it.
-        # Every CPU tensor PyTorch allocates from here on is counted, as in our engines' processes.
-        self.tracked = memory.TrackedAllocations(self.args.allocator)
-        if self.tracked.why_not:
-            for name in ("peak_allocated", "init_peak_bytes"):
-                self.not_measured[name] = self.tracked.why_not
-        self.tracked.reset_peaks()
-        t_start = self.t_start = time.perf_counter()
-        if self.s["backend"] == "nccl":
-            torch.cuda.set_device(self.local_rank)
-            self.device = torch.device("cuda", self.local_rank)
-        else:
-            self.device = torch.device("cpu")
-        self.counter.install()  # before FSDP looks anything up
-        why = self.gauge.install(self.engine)
-        if why:
-            self.not_measured["params_unsharded_peak_bytes"] = self.not_measured["grads_unsharded_peak_bytes"] = why
-        t = time.perf_counter()
-        dist.init_process_group(self.s["backend"], timeout=datetime.timedelta(seconds=float(self.s["timeout_s"])),
-                                device_id=self.device if self.s["backend"] == "nccl" else None)
+        """Connect, build, wrap (PyTorch may refuse: then False), load. Libraries are loaded
+        before the clock starts (main imports them), as shardbench's are before its own init
+        timer: init_time covers connecting, building or loading the model and sharding it."""
+        t_start = self.connect()
         figures = self.record.figures
-        figures["init_time_connect"] = time.perf_counter() - t
+        import torch
         torch.manual_seed(int(self.train_cfg["seed"]))
 
         # 1. The same initial weights (exported by shardbench; with init=meta from the scenario's own
@@ -186,6 +156,33 @@ class PeerRun:
         if not self.tracked.why_not:
             figures["init_peak_bytes"] = self.tracked.peak()
         return True
+
+    def connect(self):
+        """Our allocator counting, the device, the collective and unshard gauges, the process
+        group. Returns when init's clock started."""
+        import torch
+        import torch.distributed as dist
+        # Every CPU tensor PyTorch allocates from here on is counted, as in our engines' processes.
+        self.tracked = memory.TrackedAllocations(self.args.allocator)
+        if self.tracked.why_not:
+            for name in ("peak_allocated", "init_peak_bytes"):
+                self.not_measured[name] = self.tracked.why_not
+        self.tracked.reset_peaks()
+        t_start = self.t_start = time.perf_counter()
+        if self.s["backend"] == "nccl":
+            torch.cuda.set_device(self.local_rank)
+            self.device = torch.device("cuda", self.local_rank)
+        else:
+            self.device = torch.device("cpu")
+        self.counter.install()  # before FSDP looks anything up
+        why = self.gauge.install(self.engine)
+        if why:
+            self.not_measured["params_unsharded_peak_bytes"] = self.not_measured["grads_unsharded_peak_bytes"] = why
+        t = time.perf_counter()
+        dist.init_process_group(self.s["backend"], timeout=datetime.timedelta(seconds=float(self.s["timeout_s"])),
+                                device_id=self.device if self.s["backend"] == "nccl" else None)
+        self.record.figures["init_time_connect"] = time.perf_counter() - t
+        return t_start
 
     def load_checkpoint_at_init(self):
         """checkpoint.load_from: a torch.distributed.checkpoint directory's parameters and optimizer

@@ -6,7 +6,7 @@ units our engines plan (`shardbench plan --json`, "units"). Written to records.j
 FSDP1's come from each handle's flat parameter (`_fqns`, its original parameters' names relative
 to the wrapped module), FSDP2's from each module's parameter group; both are private, and a torch
 version without them records no units (None), never a wrong list."""
-import meta_init
+from . import meta_init
 
 
 def _clean(name):

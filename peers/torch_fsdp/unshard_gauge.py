@@ -21,7 +21,7 @@ the copies it splits out): the gauge reads before and after, as our gauges count
 """
 import functools
 
-from memory import storage_bytes as _storage_bytes
+from .memory import storage_bytes as _storage_bytes
 
 
 class UnshardGauge:

@@ -12,8 +12,8 @@ import subprocess
 import sys
 
 binary, source, work = sys.argv[1:4]
-sys.path.insert(0, os.path.join(source, "peers", "torch_fsdp"))
-import data  # noqa: E402
+sys.path.insert(0, os.path.join(source, "peers"))  # the peer's package, torch_fsdp
+from torch_fsdp import data  # noqa: E402
 
 os.makedirs(work, exist_ok=True)
 rng = random.Random(7)

@@ -137,8 +137,8 @@ if summary.returncode != 0 or summary.stdout.count("a peer's, one torch.profiler
     fail(f"trace summarize on the peers' timelines: exit {summary.returncode}\n{summary.stdout}{summary.stderr}")
 
 # 2. The host peak after the reset holds nothing of what was freed before it.
-sys.path.insert(0, os.path.join(source, "peers", "torch_fsdp"))
-import memory  # noqa: E402
+sys.path.insert(0, os.path.join(source, "peers"))  # the peer's package, torch_fsdp
+from torch_fsdp import memory  # noqa: E402
 import torch  # noqa: E402
 
 ballast = torch.ones(64 * 1024 * 1024, dtype=torch.float32)  # 256 MiB, every page touched

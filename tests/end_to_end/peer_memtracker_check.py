@@ -26,10 +26,10 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 source = sys.argv[1]
-sys.path.insert(0, os.path.join(source, "peers", "torch_fsdp"))
+sys.path.insert(0, os.path.join(source, "peers"))  # the peer's package, torch_fsdp
 
-import memory  # noqa: E402
-import unshard_gauge  # noqa: E402
+from torch_fsdp import memory  # noqa: E402
+from torch_fsdp import unshard_gauge  # noqa: E402
 
 HIDDEN, INTERMEDIATE, VOCAB, LAYERS = 64, 128, 256, 2
 

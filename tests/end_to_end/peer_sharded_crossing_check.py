@@ -3,20 +3,20 @@
 3), scenarios/peers_tiny.yaml with LoRA (adapters wrapped apart), 2 Gloo ranks. Each side starts
 a 3-step run from a checkpoint with `checkpoint.load_from` (parameters and optimizer state), in
 its own format: ours shardbench's SHARDED, the peers torch.distributed.checkpoint (DCP);
-peers/torch_fsdp/dcp_convert.py converts at conversion time only.
+`shardbench convert-checkpoint` converts at conversion time only (peers/torch_fsdp/dcp_convert.py).
 
-- DCP -> ours: torch_fsdp1 and torch_fsdp2 save SHARDED after 4 steps; dcp_convert.py
+- DCP -> ours: torch_fsdp1 and torch_fsdp2 save SHARDED after 4 steps; convert-checkpoint
   to-shardbench keeps their sharding (a piece per rank file) and their optimizer record (4 steps
   taken); flat loads FSDP1's and per_param FSDP2's converted checkpoint, and their 3 losses equal
   the peer's own runs from the original DCP within 1e-5 relative (the engines' numerics; the
   FSDP2 pair is bit for bit at torch 2.11);
-- ours -> DCP: flat and per_param save SHARDED after 4 steps; dcp_convert.py to-dcp writes them as
+- ours -> DCP: flat and per_param save SHARDED after 4 steps; convert-checkpoint to-dcp writes them as
   the PEFT model's DCP; torch_fsdp1 and torch_fsdp2 load them and train like flat and per_param
   from their own checkpoints, within 1e-5 relative;
 - every loaded run differs from the same run without load_from (the checkpoint mattered), and the
   second step's loss from a checkpoint differs from one loaded without its optimizer state
   (the optimizer state mattered);
-- refusals: a DCP directory as load_from on our engine names dcp_convert.py (exit 2), and the
+- refusals: a DCP directory as load_from on our engine names convert-checkpoint (exit 2), and the
   converter never writes over an existing directory (exit 2).
 
 One direction per invocation (a ctest each):
@@ -31,11 +31,9 @@ import subprocess
 import sys
 
 binary, source, work, direction = sys.argv[1:5]
-python = os.environ.get("SHARDBENCH_PYTHON") or sys.executable
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
 scenario = os.path.join(source, "scenarios", "peers_tiny.yaml")
-convert = os.path.join(source, "peers", "torch_fsdp", "dcp_convert.py")
 LORA = ["lora.enabled=true", "sharding.wrap_policy=lora_separate"]
 FROM = ["train.steps=3", "train.warmup_steps=0", "checks.loss_parity=false"]
 
@@ -63,9 +61,9 @@ def saved(engine):
 
 def converted(to, src, name):
     out = os.path.join(work, name)
-    p = subprocess.run([python, convert, to, src, out], capture_output=True, text=True)
+    p = subprocess.run([binary, "convert-checkpoint", to, src, out], capture_output=True, text=True)
     if p.returncode != 0:
-        fail(f"dcp_convert {to} {src}: exit {p.returncode}\n{p.stderr[-3000:]}")
+        fail(f"convert-checkpoint {to} {src}: exit {p.returncode}\n{p.stderr[-3000:]}")
     return out
 
 
@@ -111,7 +109,7 @@ def dcp_to_ours(untrained):
     differ("second loss with vs without the converted optimizer state", from_peer["per_param"][1], no_state[1])
     dcp = glob.glob(os.path.join(work, "save_torch_fsdp2", "*", "rep0", "checkpoint"))[0]
     said = run("dcp_on_ours", "flat", *FROM, f"checkpoint.load_from={dcp}", expect=2)
-    if "dcp_convert.py to-shardbench" not in said:
+    if "convert-checkpoint to-shardbench" not in said:
         fail(f"a DCP directory as load_from on flat should name the converter: {said[-500:]}")
 
 
@@ -125,8 +123,8 @@ def ours_to_dcp(untrained):
         theirs = run(f"{peer}_from_{ours}", peer, *FROM, f"checkpoint.load_from={dcp}")[0]
         close(f"{ours}'s SHARDED: {peer} from the converted DCP vs {ours} from its own", theirs, own)
         differ(f"{peer} from {ours}'s checkpoint vs no checkpoint", theirs[0], untrained[0])
-    p = subprocess.run([python, convert, "to-dcp", mine, os.path.join(work, "flat_as_dcp")], capture_output=True,
-                       text=True)
+    p = subprocess.run([binary, "convert-checkpoint", "to-dcp", mine, os.path.join(work, "flat_as_dcp")],
+                       capture_output=True, text=True)
     if p.returncode != 2 or "exists" not in p.stderr:
         fail(f"converting over an existing directory: exit {p.returncode}: {p.stderr[-500:]}")
 

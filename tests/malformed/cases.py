@@ -162,7 +162,7 @@ def run_level(ctx):
         ("load-from-missing", BASE + "checkpoint:\n  load_from: {case}/nockpt\nchecks:\n  loss_parity: false\n",
          ["s.yaml", "checkpoint.load_from", "not a directory"]),
         ("load-from-dcp-on-ours", BASE + "checkpoint:\n  load_from: {case}/dcpckpt\nchecks:\n  loss_parity: false\n",
-         ["checkpoint.load_from", "{case}/dcpckpt", "dcp_convert.py to-shardbench"]),
+         ["checkpoint.load_from", "{case}/dcpckpt", "convert-checkpoint to-shardbench"]),
         ("load-from-with-loss-parity", BASE + "checkpoint:\n  load_from: {case}/badckpt\n",
          ["checkpoint.load_from", "checks.loss_parity"]),
         ("load-from-garbage-manifest", BASE + "checkpoint:\n  load_from: {case}/badckpt\nchecks:\n  loss_parity: false\n",
