@@ -14,6 +14,7 @@ train::TrainerOptions TrainerOptionsFor(const Scenario& s) {
   o.lr_schedule.warmup_steps = s.train.lr_warmup_steps;
   o.lr_schedule.total_steps = s.total_steps();
   o.lr_schedule.min_lr_ratio = s.train.min_lr_ratio;
+  o.hooks = train::FailpointHooks();  // a scenario's failpoints act inside its steps
   return o;
 }
 

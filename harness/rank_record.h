@@ -10,7 +10,6 @@
 #include <c10/core/ScalarType.h>
 
 #include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "engine/comm/communicator.h"
 #include "engine/memory/memory_record.h"
@@ -92,7 +91,5 @@ std::vector<RankRecord> GatherRankRecords(const RankRecord& local, comm::Communi
 // Per step (warmup included), the slowest rank's step time: what steady-state detection reads.
 std::vector<double> SlowestRankStepSeconds(const std::vector<RankRecord>& ranks);
 std::vector<RankMemory> BuildMemory(const std::vector<RankRecord>& ranks);
-
-nlohmann::json YamlToJson(const YAML::Node& node);
 
 }  // namespace shardbench

@@ -1,3 +1,4 @@
+#include "harness/scenario/yaml_to_json.h"
 #include "harness/run_assembly.h"
 
 #include <algorithm>

@@ -17,7 +17,8 @@ namespace shardbench::shard {
 
 class FlatShardedModel : public UnitDriver<FlatParamUnit, EngineKind::kFlat> {
  public:
-  // The model must be fully materialised on its device. `comm` may be null (one rank).
+  // The model is on its device, or on the meta device with `options.materialize` filling each
+  // rank's elements (meta-device init). `comm` may be null (one rank).
   FlatShardedModel(model::LlamaForCausalLM& model, comm::Communicator* comm, const EngineOptions& options);
 
   std::vector<model::NamedTensor> named_parameters() override;

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "engine/train/step_hooks.h"
 #include "engine/comm/communicator.h"
 #include "engine/model/llama.h"
 #include "engine/model/synthetic_data.h"
@@ -29,6 +30,7 @@ struct TrainerOptions {
   double max_grad_norm = 0.0;  // > 0: clip by global norm before the optimizer step
   optim::LrSchedule lr_schedule;  // applied to every group's base lr before each step
   int64_t first_step = 0;         // steps already taken (a resumed run continues the schedule)
+  StepHooks* hooks = nullptr;     // the failpoints (engine/train/step_hooks.h); null: none
 };
 
 class Trainer {

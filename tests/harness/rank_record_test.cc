@@ -156,7 +156,9 @@ TEST(RankRecord, ARunThatStoppedDuringWarmupBuildsItsMetricsWithoutAWindow) {
   KeepFirstSteps(r, 1);  // stopped after step 1 of 4, warmup 2
   const auto metrics = BuildMetrics({r}, 2, 100, 10, 5);
   for (const auto& m : metrics) {
-    if (m.name == "step_time") EXPECT_TRUE(m.samples.empty());
+    if (m.name == "step_time") {
+      EXPECT_TRUE(m.samples.empty());
+    }
   }
 }
 
