@@ -1,3 +1,4 @@
+#include "harness/grad_blowup.h"
 #include "harness/metric_table.h"
 
 #include <algorithm>
@@ -258,16 +259,12 @@ void Mfu(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out)
 void MfuDatasheet(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
   MfuAgainst(row, in, out, *in.facts.datasheet_peak);
 }
-// Gradient bytes a rank holds over the trainable bytes it owns (catalog case 1's measure).
-void GradBlowup(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
-  const double owned = static_cast<double>(*in.facts.trainable_bytes) / in.world;
+// Gradient bytes a rank holds over the trainable bytes it owns (harness/grad_blowup.h).
+void GradBlowupMetric(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  const GradBlowup g = MeasureGradBlowup(in.ranks, *in.facts.trainable_bytes, in.world);
   Metric m = DeclaredBy(row);
-  double worst = 0;
-  for (const auto& a : in.ranks) {
-    worst = std::max(worst, a.held(Category::kGrads));
-    m.per_rank.push_back(a.held(Category::kGrads) / owned);
-  }
-  m.samples = {worst / owned};
+  m.per_rank = g.per_rank;
+  m.samples = {g.blowup};
   out.push_back(m);
 }
 
@@ -401,7 +398,7 @@ constexpr MetricRow kTable[] = {
      "achieved_flops_per_s over world size x matmul_peak_flops_per_s"},
     {"mfu_datasheet", "sampled", "ratio", "higher", W::kDatasheetKnown, nullptr, MfuDatasheet,
      "achieved_flops_per_s over world size x the datasheet's bf16 peak"},
-    {"grad_blowup", "exact", "ratio", "lower", W::kOwnsTrainable, nullptr, GradBlowup,
+    {"grad_blowup", "exact", "ratio", "lower", W::kOwnsTrainable, nullptr, GradBlowupMetric,
      "gradient bytes a rank holds over the trainable bytes it owns (trainable bytes / world size)"},
 };
 

@@ -1,3 +1,4 @@
+#include "harness/grad_blowup.h"
 #include "harness/run_checks.h"
 
 #include <algorithm>
@@ -55,17 +56,12 @@ Check GradMemoryCheck(const std::vector<RankRecord>& all, int64_t trainable_byte
       return {"grad_memory", false, "not judged: rank " + std::to_string(r) + "'s gradient bytes were not measured"};
     }
   }
-  const double owned = static_cast<double>(trainable_bytes) / world_size;
-  double worst = 0;
-  if (owned > 0) {
-    for (const auto& a : all) worst = std::max(worst, a.held(memory::Category::kGrads));
-  }
-  const double blowup = owned > 0 ? worst / owned : 0.0;
+  const GradBlowup g = MeasureGradBlowup(all, trainable_bytes, world_size);
   char detail[256];
   std::snprintf(detail, sizeof(detail),
-                "a rank holds %.0f gradient bytes for %.0f trainable bytes it owns: %.2fx (limit %.2fx)", worst, owned,
-                blowup, limit);
-  return {"grad_memory", blowup <= limit, detail};
+                "a rank holds %.0f gradient bytes for %.0f trainable bytes it owns: %.2fx (limit %.2fx)", g.worst_bytes,
+                g.owned, g.blowup, limit);
+  return {"grad_memory", g.blowup <= limit, detail};
 }
 
 }  // namespace shardbench
