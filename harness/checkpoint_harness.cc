@@ -44,7 +44,7 @@ std::pair<int64_t, std::string> Compare(const std::vector<checkpoint::PieceDiges
 }  // namespace
 
 CheckpointHarness::CheckpointHarness(const Scenario& s, std::string dir, comm::Communicator* comm)
-    : s_(s), dir_(std::move(dir)), comm_(comm), kind_name_(s.checkpoint.type) {
+    : s_(s), dir_(std::move(dir)), comm_(comm), kind_name_(CheckpointTypeName(s.checkpoint.type)) {
   save_after_ = s.checkpoint.save_step > 0 ? s.checkpoint.save_step : s.total_steps();
 }
 

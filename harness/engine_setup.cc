@@ -54,7 +54,7 @@ EngineUnderTest::EngineUnderTest(const Scenario& s, model::LlamaForCausalLM& mod
   const auto& t = s.train;
   optim::AdamWOptions adamw;
   adamw.impl = s.optimizer.impl;
-  if (s.optimizer.build == "before_wrap") {
+  if (s.optimizer.build == OptimizerBuild::kBeforeWrap) {
     optimizer_ = std::make_unique<optim::AdamW>(optim::MakeParamGroups(model, t.lr, t.weight_decay, t.no_decay_on_norms), adamw);
   }
   engine_ = shard::MakeShardedModel(model, comm, EngineOptionsFor(s, materialize));

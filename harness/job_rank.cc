@@ -190,8 +190,8 @@ LaunchOutcome JobRank::RunRepetition(const Scenario& s, const std::string& rep_d
       throw InputError(s.name + ": a peer engine (PyTorch FSDP) starts its own ranks: run it with shardbench's own "
                        "launcher (--nproc / --nnodes), not inside a torchrun or srun job");
     }
-    if (s.checkpoint.type != "none" && !blind_ranks_.empty()) {
-      throw InputError(s.name + ": its " + s.checkpoint.type + " checkpoint is written by every rank and read back, but rank(s) " +
+    if (s.checkpoint.type != CheckpointType::kNone && !blind_ranks_.empty()) {
+      throw InputError(s.name + ": its " + std::string(CheckpointTypeName(s.checkpoint.type)) + " checkpoint is written by every rank and read back, but rank(s) " +
                        RankList(blind_ranks_) + " cannot see rank 0's files under " + out_dir_ +
                        ": put --out on a filesystem every node shares");
     }

@@ -225,7 +225,7 @@ void RankRun::train() {
 // scenario and the checkpoint holds optimizer state; otherwise it starts at step 1. Returns the
 // steps already taken. Collective.
 int64_t RankRun::resume_after_restart() {
-  if (env_.restart_count == 0 || !checkpoint_->enabled() || s_.checkpoint.type == "adapter") return 0;
+  if (env_.restart_count == 0 || !checkpoint_->enabled() || s_.checkpoint.type == CheckpointType::kAdapter) return 0;
   std::optional<ResumePoint> point = ReadResumePoint(options_.checkpoint_dir, env_.rank);
   const std::string resolved = YAML::Dump(ScenarioToYaml(s_));
   const bool usable = point && point->scenario == resolved && point->steps_done == checkpoint_->save_after() &&
@@ -245,7 +245,7 @@ int64_t RankRun::resume_after_restart() {
   rec_->time_to_first_step = earlier_->time_to_first_step;
   if (env_.rank == 0) {
     std::printf("   resumed after step %lld from the %s checkpoint an earlier attempt saved (restart %d)\n",
-                static_cast<long long>(resumed_from_), s_.checkpoint.type.c_str(), env_.restart_count);
+                static_cast<long long>(resumed_from_), CheckpointTypeName(s_.checkpoint.type), env_.restart_count);
     std::fflush(stdout);
   }
   return resumed_from_;

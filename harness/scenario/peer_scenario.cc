@@ -9,7 +9,7 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   auto refuse = [&](const std::string& field, const std::string& why) {
     throw InputError(who + field + " is not mapped onto the peer: " + why + " (peers/README.md lists what is)");
   };
-  if (s.checkpoint.type == "local" && s.engine == Engine::kTorchFsdp2) {
+  if (s.checkpoint.type == CheckpointType::kLocal && s.engine == Engine::kTorchFsdp2) {
     refuse("checkpoint.type=local", "fully_shard (FSDP2) has no local state dict: its state dict is DTensor shards "
                                     "already (use sharded); FSDP1's LOCAL_STATE_DICT is mapped on torch_fsdp1");
   }

@@ -60,7 +60,7 @@ struct OptimizerConfig {
   // after_wrap: built from the wrapped model's parameters (the documented way).
   // before_wrap: built from the original parameters, then the model is wrapped; fine with
   // use_orig_params=true, silently trains nothing with use_orig_params=false.
-  std::string build = "after_wrap";
+  OptimizerBuild build = OptimizerBuild::kAfterWrap;
   // AdamW implementation: for_loop | foreach | fused (torch's three; see engine/optim/adamw.h).
   optim::AdamWImpl impl = optim::AdamWImpl::kForLoop;
 };
@@ -72,7 +72,7 @@ inline constexpr double kMaxTimeoutS = 7 * 24 * 3600.0;
 
 // A checkpoint saved during the run (engine/checkpoint/state_dict.h for the kinds).
 struct CheckpointConfig {
-  std::string type = "none";  // none | full | sharded | local | adapter
+  CheckpointType type = CheckpointType::kNone;  // none | full | sharded | local | adapter
   int64_t save_step = 0;      // save after this many steps (warmup included); 0: after the last
   bool keep = false;          // keep it in the run's output directory (checkpoint/); else removed
   // Start from this SHARDED checkpoint (parameters and optimizer state), loaded at init: our

@@ -13,6 +13,21 @@ std::optional<shard::EngineKind> OurEngineKind(Engine engine) { return SpecOf(en
 
 shard::EngineKind EngineKindLike(Engine engine) { return SpecOf(engine).predicted_by; }
 
+const char* CheckpointTypeName(CheckpointType type) {
+  switch (type) {
+    case CheckpointType::kNone: return "none";
+    case CheckpointType::kFull: return "full";
+    case CheckpointType::kSharded: return "sharded";
+    case CheckpointType::kLocal: return "local";
+    case CheckpointType::kAdapter: return "adapter";
+  }
+  return "?";
+}
+
+const char* OptimizerBuildName(OptimizerBuild build) {
+  return build == OptimizerBuild::kBeforeWrap ? "before_wrap" : "after_wrap";
+}
+
 const char* InitName(Init init) { return init == Init::kMeta ? "meta" : "eager"; }
 
 const char* BackendName(Backend backend) { return backend == Backend::kNccl ? "nccl" : "gloo"; }

@@ -23,6 +23,15 @@ std::optional<shard::EngineKind> OurEngineKind(Engine engine);
 // torch_fsdp1, per_param for torch_fsdp2).
 shard::EngineKind EngineKindLike(Engine engine);
 
+// checkpoint.type: none, or one of the state dict kinds (engine/checkpoint/state_dict.h).
+enum class CheckpointType { kNone, kFull, kSharded, kLocal, kAdapter };
+const char* CheckpointTypeName(CheckpointType type);
+
+// optimizer.build: from the wrapped model's parameters (the documented way), or from the
+// original ones before wrapping (fine with use_orig_params=true; trains nothing without).
+enum class OptimizerBuild { kAfterWrap, kBeforeWrap };
+const char* OptimizerBuildName(OptimizerBuild build);
+
 enum class Init { kEager, kMeta };
 const char* InitName(Init init);
 

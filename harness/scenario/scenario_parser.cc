@@ -173,7 +173,7 @@ void ValidateScenario(const Scenario& s) {
     throw InputError(src + ": mixed_precision applies to the sharding engines (engine: flat or per_param); the "
                      "reference engine is the fp32 baseline");
   }
-  if (s.init == Init::kMeta && s.optimizer.build == "before_wrap") {
+  if (s.init == Init::kMeta && s.optimizer.build == OptimizerBuild::kBeforeWrap) {
     throw InputError(src + ": init=meta builds parameters only when the engine materialises them: "
                      "optimizer.build must be after_wrap");
   }
@@ -182,11 +182,11 @@ void ValidateScenario(const Scenario& s) {
                      "the reference engine gathers nothing (use engine=flat or per_param)");
   }
   const auto& ck = s.checkpoint;
-  if ((s.checks.state_dict_roundtrip || s.checks.resume) && ck.type == "none") {
+  if ((s.checks.state_dict_roundtrip || s.checks.resume) && ck.type == CheckpointType::kNone) {
     throw InputError(src + ": checks.state_dict_roundtrip and checks.resume need a checkpoint: set checkpoint.type to "
                      "full, sharded, local or adapter");
   }
-  if (ck.type == "adapter" && !s.lora.enabled) {
+  if (ck.type == CheckpointType::kAdapter && !s.lora.enabled) {
     throw InputError(src + ": checkpoint.type=adapter exports LoRA weights, but lora.enabled is false");
   }
   if (ck.save_step > s.total_steps()) {
@@ -194,7 +194,7 @@ void ValidateScenario(const Scenario& s) {
                      std::to_string(s.total_steps()) + " steps (train.warmup_steps + train.steps)");
   }
   if (s.checks.resume) {
-    if (ck.type == "adapter") {
+    if (ck.type == CheckpointType::kAdapter) {
       throw InputError(src + ": checks.resume needs optimizer state; an adapter export has none (use full, sharded or local)");
     }
     if (ck.save_step < 1 || ck.save_step >= s.total_steps()) {

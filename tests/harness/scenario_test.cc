@@ -40,7 +40,7 @@ TEST(Scenario, DefaultsAreExplicitAndNameComesFromFile) {
   EXPECT_EQ(s.engine, Engine::kReference);
   EXPECT_EQ(s.train.batch_size, 4);
   EXPECT_TRUE(s.sharding.use_orig_params);
-  EXPECT_EQ(s.optimizer.build, "after_wrap");
+  EXPECT_EQ(s.optimizer.build, OptimizerBuild::kAfterWrap);
 }
 
 TEST(Scenario, UnknownKeyNamesFileLineAndNearestKey) {
@@ -90,7 +90,7 @@ TEST(Scenario, CheckpointChecksNeedAFittingCheckpoint) {
       << error({"failpoints=[local_load_shift, nope]"});
   const Scenario ok = LoadScenarioFile(file, {"checkpoint.type=sharded", "checkpoint.save_step=2", "checks.resume=true",
                                               "failpoints=[optim_load_drop_step]"});
-  EXPECT_EQ(ok.checkpoint.type, "sharded");
+  EXPECT_EQ(ok.checkpoint.type, CheckpointType::kSharded);
   EXPECT_EQ(ok.failpoints, std::vector<std::string>{"optim_load_drop_step"});
 }
 
@@ -165,7 +165,7 @@ TEST(PeerScenario, CheckpointKindsThePeerSavesAreAcceptedOthersNamed) {
   const std::string peer = Write("peer_checkpoint", "model: tiny\nengine: torch_fsdp2\nlora:\n  enabled: true\n");
   for (const char* kind : {"full", "sharded", "adapter"}) {
     Scenario s = LoadScenarioFile(peer, {std::string("checkpoint.type=") + kind, "checks.state_dict_roundtrip=true"});
-    EXPECT_EQ(s.checkpoint.type, kind);
+    EXPECT_STREQ(CheckpointTypeName(s.checkpoint.type), kind);
   }
   EXPECT_NE(ErrorOf([&] { LoadScenarioFile(peer, {"checkpoint.type=local"}); })
                 .find("checkpoint.type=local is not mapped onto the peer: fully_shard (FSDP2) has no local state dict"),
@@ -173,7 +173,7 @@ TEST(PeerScenario, CheckpointKindsThePeerSavesAreAcceptedOthersNamed) {
   // FSDP1's LOCAL_STATE_DICT is mapped.
   EXPECT_EQ(LoadScenarioFile(peer, {"engine=torch_fsdp1", "checkpoint.type=local", "checks.state_dict_roundtrip=true"})
                 .checkpoint.type,
-            "local");
+            CheckpointType::kLocal);
   EXPECT_TRUE(LoadScenarioFile(peer, {"checkpoint.type=sharded", "checkpoint.save_step=2", "checks.resume=true"})
                   .checks.resume);
 }
