@@ -11,7 +11,7 @@
 
 namespace shardbench {
 
-model::StoragePolicy StoragePolicyFor(const Scenario& s) { return {s.model_dtype, s.upcast == "all"}; }
+model::StoragePolicy StoragePolicyFor(const Scenario& s) { return {s.model_dtype, s.upcast == Upcast::kAll}; }
 
 BuiltModel BuildScenarioModel(const Scenario& s, uint64_t seed, const at::Device& device) {
   BuiltModel b;

@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 namespace shardbench::optim {
 
+enum class LrScheduleKind { kConstant, kCosine };
+const char* LrScheduleKindName(LrScheduleKind kind);  // "constant" | "cosine"
+
 struct LrSchedule {
-  std::string kind = "constant";  // constant | cosine
+  LrScheduleKind kind = LrScheduleKind::kConstant;
   int64_t warmup_steps = 0;
   int64_t total_steps = 1;
   double min_lr_ratio = 0.0;

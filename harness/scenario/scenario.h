@@ -9,6 +9,7 @@
 
 #include "engine/model/llama.h"
 #include "engine/optim/adamw.h"
+#include "engine/optim/lr_schedule.h"
 #include "engine/shard/wrap_policy.h"
 #include "harness/scenario/scenario_choices.h"
 
@@ -31,7 +32,7 @@ struct TrainConfig {
   double weight_decay = 0.0;
   bool no_decay_on_norms = true;  // norms (by name) in a no-weight-decay group
   double max_grad_norm = 0.0;     // > 0: clip gradients by global norm (across all shards)
-  std::string lr_schedule = "constant";  // constant | cosine (after lr_warmup_steps)
+  optim::LrScheduleKind lr_schedule = optim::LrScheduleKind::kConstant;  // constant | cosine (after lr_warmup_steps)
   int64_t lr_warmup_steps = 0;    // linear learning-rate warmup (not the measurement warmup)
   double min_lr_ratio = 0.0;      // cosine decays to lr * min_lr_ratio at the last step
   uint64_t seed = 1234;        // model init and data
@@ -109,7 +110,7 @@ struct ChecksConfig {
 
 // The token batches (engine/model/data_source.h: sample i of step s from (seed, s, i) alone).
 struct DataConfig {
-  std::string source = "synthetic";  // synthetic (a learnable bigram pattern) | tokens (a token file)
+  DataSource source = DataSource::kSynthetic;  // synthetic (a learnable bigram pattern) | tokens (a token file)
   std::string path;                  // tokens: flat binary token ids, nanoGPT/Megatron style
   std::string token_dtype = "uint16";  // uint16 | uint32, little-endian
 };
@@ -169,7 +170,7 @@ struct Scenario {
   std::optional<c10::ScalarType> model_dtype;  // nullopt: auto
   // Which parameters become fp32: trainable (accelerate since #3848) | all (accelerate's FSDP2
   // before it, which also upcast the frozen base weights: accelerate#3844).
-  std::string upcast = "trainable";
+  Upcast upcast = Upcast::kTrainable;
   // Recompute each decoder layer's forward in backward instead of keeping its activations
   // (applied to the layer inside its sharding unit, as FSDP(checkpoint_wrapper(layer))).
   bool activation_checkpointing = false;

@@ -28,6 +28,10 @@ const char* OptimizerBuildName(OptimizerBuild build) {
   return build == OptimizerBuild::kBeforeWrap ? "before_wrap" : "after_wrap";
 }
 
+const char* DataSourceName(DataSource source) { return source == DataSource::kTokens ? "tokens" : "synthetic"; }
+
+const char* UpcastName(Upcast upcast) { return upcast == Upcast::kAll ? "all" : "trainable"; }
+
 const char* InitName(Init init) { return init == Init::kMeta ? "meta" : "eager"; }
 
 const char* BackendName(Backend backend) { return backend == Backend::kNccl ? "nccl" : "gloo"; }

@@ -32,6 +32,15 @@ const char* CheckpointTypeName(CheckpointType type);
 enum class OptimizerBuild { kAfterWrap, kBeforeWrap };
 const char* OptimizerBuildName(OptimizerBuild build);
 
+// data.source: a learnable synthetic pattern, or a flat file of token ids.
+enum class DataSource { kSynthetic, kTokens };
+const char* DataSourceName(DataSource source);
+
+// upcast: fp32 masters for what trains (trainable), or for every parameter (all: accelerate's
+// FSDP2 before #3848, which upcast the frozen base too).
+enum class Upcast { kTrainable, kAll };
+const char* UpcastName(Upcast upcast);
+
 enum class Init { kEager, kMeta };
 const char* InitName(Init init);
 

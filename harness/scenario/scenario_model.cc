@@ -43,7 +43,7 @@ model::LlamaConfig ScenarioModelConfig(const Scenario& s) {
 }
 
 std::unique_ptr<model::DataSource> ScenarioData(const Scenario& s, int64_t vocab_size) {
-  if (s.data.source == "tokens") {
+  if (s.data.source == DataSource::kTokens) {
     return std::make_unique<model::TokenFileData>(s.data.path, s.data.token_dtype, s.train.seed, vocab_size, s.train.seq_len);
   }
   return std::make_unique<model::SyntheticData>(s.train.seed, vocab_size, s.train.seq_len);

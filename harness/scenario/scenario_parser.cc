@@ -202,7 +202,7 @@ void ValidateScenario(const Scenario& s) {
                        std::to_string(s.total_steps() - 1) + " (steps remain to resume)");
     }
   }
-  if (s.data.source == "tokens") {
+  if (s.data.source == DataSource::kTokens) {
     if (s.data.path.empty()) throw InputError(src + ": data.source=tokens needs data.path (a flat binary file of token ids)");
     if (::access(s.data.path.c_str(), R_OK) != 0) {
       throw InputError(src + ": data.path '" + s.data.path + "' cannot be read (relative paths are from the working directory)");
@@ -212,7 +212,7 @@ void ValidateScenario(const Scenario& s) {
                        "would never read as a fixed list of token ids)");
     }
   } else if (!s.data.path.empty()) {
-    throw InputError(src + ": data.path is read only with data.source=tokens (data.source is " + s.data.source + ")");
+    throw InputError(src + ": data.path is read only with data.source=tokens (data.source is " + DataSourceName(s.data.source) + ")");
   }
   if (!ck.load_from.empty()) ValidateLoadFrom(s, src);
   if (s.profile.kernel_trace && s.backend != Backend::kNccl) {

@@ -100,13 +100,13 @@ TEST(GradClip, ScalesToMaxNormLikeTorch) {
 }
 
 TEST(LrSchedule, LinearWarmupThenCosineToFloor) {
-  optim::LrSchedule s{"cosine", 4, 14, 0.1};
+  optim::LrSchedule s{optim::LrScheduleKind::kCosine, 4, 14, 0.1};
   EXPECT_DOUBLE_EQ(s.factor(0), 0.25);
   EXPECT_DOUBLE_EQ(s.factor(3), 1.0);
   EXPECT_DOUBLE_EQ(s.factor(4), 1.0);                 // decay starts after warmup
   EXPECT_NEAR(s.factor(9), 0.1 + 0.9 * 0.5, 1e-12);   // halfway
   EXPECT_NEAR(s.factor(14), 0.1, 1e-12);              // the floor
-  optim::LrSchedule constant{"constant", 2, 10, 0.0};
+  optim::LrSchedule constant{optim::LrScheduleKind::kConstant, 2, 10, 0.0};
   EXPECT_DOUBLE_EQ(constant.factor(0), 0.5);
   EXPECT_DOUBLE_EQ(constant.factor(7), 1.0);
 }

@@ -81,7 +81,7 @@ TEST(StorageDtype, AutoTakesEachCheckpointTensorsDtypeAndLoadsItExactly) {
     EXPECT_EQ(p.slot->scalar_type(), at::kFloat) << p.name;
   }
   s.model_dtype = std::nullopt;
-  s.upcast = "all";
+  s.upcast = Upcast::kAll;
   BuiltModel up = BuildScenarioModel(s, 1, at::Device(at::kCPU));
   for (auto& p : up.model->named_parameters()) {
     EXPECT_EQ(p.slot->scalar_type(), at::kFloat) << p.name;

@@ -108,7 +108,7 @@ TEST(Scenario, EngineOptionsTheEngineCannotHonourAreRefused) {
                                                 "sharding.backward_prefetch=true", "model_dtype=bf16", "upcast=all"});
     EXPECT_TRUE(ok.sharding.forward_prefetch && ok.sharding.backward_prefetch) << engine;
     EXPECT_EQ(ok.model_dtype, at::kBFloat16);
-    EXPECT_EQ(ok.upcast, "all");
+    EXPECT_EQ(ok.upcast, Upcast::kAll);
   }
 }
 
