@@ -4,6 +4,7 @@
 #include <c10/core/GradMode.h>
 
 #include "engine/optim/param_groups.h"
+#include "harness/scenario/engine_registry.h"
 
 namespace shardbench {
 

@@ -14,6 +14,7 @@
 #include "engine/common/durable_file.h"
 #include "harness/scenario/peer_scenario.h"
 #include "harness/scenario/scenario_parser.h"
+#include "harness/scenario/engine_registry.h"
 
 namespace shardbench {
 namespace {

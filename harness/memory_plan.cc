@@ -12,6 +12,7 @@
 #include "harness/scenario/scenario_model.h"
 #include "harness/engine_setup.h"
 #include "harness/model_source.h"
+#include "harness/scenario/engine_registry.h"
 
 namespace shardbench {
 

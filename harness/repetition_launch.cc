@@ -16,6 +16,7 @@
 #include "reporters/run_result.h"
 #include "harness/scenario/peer_scenario.h"
 #include "harness/scenario/scenario_parser.h"
+#include "harness/scenario/engine_registry.h"
 
 namespace shardbench {
 namespace fs = std::filesystem;

@@ -42,4 +42,12 @@ const EngineSpec& SpecOf(Engine engine) {
                          " has no spec in harness/scenario/engine_registry.cc");
 }
 
+const char* EngineName(Engine engine) { return SpecOf(engine).name; }
+
+bool IsPeerEngine(Engine engine) { return SpecOf(engine).is_peer(); }
+
+std::optional<shard::EngineKind> OurEngineKind(Engine engine) { return SpecOf(engine).ours; }
+
+shard::EngineKind EngineKindLike(Engine engine) { return SpecOf(engine).predicted_by; }
+
 }  // namespace shardbench

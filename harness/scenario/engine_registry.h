@@ -38,4 +38,13 @@ struct EngineSpec {
 const std::vector<EngineSpec>& EngineRegistry();
 const EngineSpec& SpecOf(Engine engine);
 
+// The spec's facts by engine, for the callers that need one.
+const char* EngineName(Engine engine);
+bool IsPeerEngine(Engine engine);
+// Ours: the engine kind MakeShardedModel builds. Peer engines have none (nullopt).
+std::optional<shard::EngineKind> OurEngineKind(Engine engine);
+// The engine of ours whose memory and communication models predict `engine` (flat for
+// torch_fsdp1, per_param for torch_fsdp2).
+shard::EngineKind EngineKindLike(Engine engine);
+
 }  // namespace shardbench

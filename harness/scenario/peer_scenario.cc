@@ -1,6 +1,7 @@
 #include "harness/scenario/peer_scenario.h"
 
 #include "engine/common/error.h"
+#include "harness/scenario/engine_registry.h"
 
 namespace shardbench {
 

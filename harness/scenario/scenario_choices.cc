@@ -1,17 +1,8 @@
 #include "harness/scenario/scenario_choices.h"
 
 #include "engine/shard/mixed_precision.h"
-#include "harness/scenario/engine_registry.h"
 
 namespace shardbench {
-
-const char* EngineName(Engine engine) { return SpecOf(engine).name; }
-
-bool IsPeerEngine(Engine engine) { return SpecOf(engine).is_peer(); }
-
-std::optional<shard::EngineKind> OurEngineKind(Engine engine) { return SpecOf(engine).ours; }
-
-shard::EngineKind EngineKindLike(Engine engine) { return SpecOf(engine).predicted_by; }
 
 const char* CheckpointTypeName(CheckpointType type) {
   switch (type) {

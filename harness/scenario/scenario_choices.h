@@ -13,15 +13,8 @@
 namespace shardbench {
 
 // Ours (reference, flat, per_param) or PyTorch's own through the Python peer (peers/torch_fsdp).
-// Each has its spec in harness/scenario/engine_registry.h, which these read.
+// Each has its spec in harness/scenario/engine_registry.h: its name and everything else.
 enum class Engine { kReference, kFlat, kPerParam, kTorchFsdp1, kTorchFsdp2, kLast = kTorchFsdp2 };
-const char* EngineName(Engine engine);
-bool IsPeerEngine(Engine engine);
-// Ours: the engine kind MakeShardedModel builds. Peer engines have none (nullopt).
-std::optional<shard::EngineKind> OurEngineKind(Engine engine);
-// The engine of ours whose memory and communication models predict `engine` (flat for
-// torch_fsdp1, per_param for torch_fsdp2).
-shard::EngineKind EngineKindLike(Engine engine);
 
 // checkpoint.type: none, or one of the state dict kinds (engine/checkpoint/state_dict.h).
 enum class CheckpointType { kNone, kFull, kSharded, kLocal, kAdapter };
