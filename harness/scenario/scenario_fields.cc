@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "engine/common/error.h"
 #include "engine/common/failpoints.h"
 #include "engine/common/path_checks.h"
 #include "engine/model/llama_config.h"
@@ -206,7 +207,17 @@ std::vector<ScenarioField> BuildFields() {
                        CheckpointTypeName, [](Scenario& s) -> CheckpointType& { return s.checkpoint.type; }),
       IntField("checkpoint.save_step", 0, [](Scenario& s) -> int64_t& { return s.checkpoint.save_step; }),
       BoolField("checkpoint.keep", [](Scenario& s) -> bool& { return s.checkpoint.keep; }),
-      StringField("checkpoint.load_from", [](Scenario& s) -> std::string& { return s.checkpoint.load_from; }),
+      // A directory, checked here so the error names the line; what it must hold depends on the
+      // engine (scenario_parser.cc's ValidateLoadFrom).
+      {"checkpoint.load_from", "a checkpoint directory",
+       [](Scenario& s, const YAML::Node& n) {
+         s.checkpoint.load_from = ReadScalar<std::string>(n, "a checkpoint directory");
+         if (!s.checkpoint.load_from.empty() && !IsDirectory(s.checkpoint.load_from)) {
+           throw InputError("'" + s.checkpoint.load_from +
+                            "' is not a directory (relative paths are from the working directory)");
+         }
+       },
+       [](const Scenario& s) { return Node(s.checkpoint.load_from); }},
       BoolField("checks.loss_parity", [](Scenario& s) -> bool& { return s.checks.loss_parity; }),
       DoubleField("checks.loss_rtol", 0.0, [](Scenario& s) -> double& { return s.checks.loss_rtol; }),
       IntField("checks.loss_parity_steps", 1, [](Scenario& s) -> int64_t& { return s.checks.loss_parity_steps; }),

@@ -160,7 +160,7 @@ def run_level(ctx):
         ("adapter-without-lora", BASE.replace("enabled: true", "enabled: false") + "checkpoint:\n  type: adapter\n",
          ["checkpoint.type"]),
         ("load-from-missing", BASE + "checkpoint:\n  load_from: {case}/nockpt\nchecks:\n  loss_parity: false\n",
-         ["s.yaml", "checkpoint.load_from", "not a directory"]),
+         ["s.yaml:20", "checkpoint.load_from", "not a directory"]),
         ("load-from-dcp-on-ours", BASE + "checkpoint:\n  load_from: {case}/dcpckpt\nchecks:\n  loss_parity: false\n",
          ["checkpoint.load_from", "{case}/dcpckpt", "convert-checkpoint to-shardbench"]),
         ("load-from-with-loss-parity", BASE + "checkpoint:\n  load_from: {case}/badckpt\n",
