@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -32,7 +33,7 @@ int ConvertCheckpointCommand(const std::string& direction, const std::string& sr
     throw InfraError("convert-checkpoint: could not start " + python + ": " + std::strerror(err));
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 2)) return WEXITSTATUS(status);
   return static_cast<int>(ExitCode::kInfra);  // a traceback, a signal: infrastructure or our bug, said on stderr

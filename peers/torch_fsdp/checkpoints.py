@@ -174,16 +174,11 @@ def load(kind, model, optimizer, directory):
                 msd[k] = adapters[meta_init.adapter_file_name(k)]
         set_model_state_dict(model, msd, options=full)
     else:
-        msd, osd = full_layout.read(directory, model_keys(model)) if dist.get_rank() == 0 else ({}, {})
+        msd, osd = full_layout.read(directory, full_layout.state_dict_keys(model)) if dist.get_rank() == 0 else ({}, {})
         opts = StateDictOptions(full_state_dict=True, broadcast_from_rank0=True)
         set_model_state_dict(model, msd, options=opts)
         set_optimizer_state_dict(model, optimizer, osd, options=opts)
     return time.perf_counter() - t0
-
-
-def model_keys(model):
-    from torch.distributed.checkpoint.state_dict import get_model_state_dict
-    return list(get_model_state_dict(model).keys())
 
 
 def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, device):

@@ -65,21 +65,28 @@ def _read_dcp(src):
     return md, flat
 
 
-def _chunks_by_file(md, key, shape):
-    """[(file, begin element, numel)] of the key's chunks: dim-0 blocks only."""
-    out = []
+def _stored_chunks(md):
+    """{key: [(file, chunk offsets)]}: where each chunk of each tensor was written."""
+    out = {}
     for index, info in md.storage_data.items():
-        if index.fqn != key:
-            continue
-        chunk = next(c for c in md.state_dict_metadata[key].chunks if c.offsets == index.offset)
+        out.setdefault(index.fqn, []).append((info.relative_path, index.offset))
+    return out
+
+
+def _chunks_by_file(md, stored, key, shape):
+    """[(file, begin element, numel)] of the key's chunks: dim-0 blocks only."""
+    chunks = {tuple(c.offsets): c for c in md.state_dict_metadata[key].chunks}
+    row = 1
+    for d in shape[1:]:
+        row *= d
+    out = []
+    for file, offset in stored.get(key, []):
+        chunk = chunks[tuple(offset)]
         if list(chunk.offsets[1:]) != [0] * (len(shape) - 1) or list(chunk.sizes[1:]) != list(shape[1:]):
             raise BadInput(f"'{key}': a chunk at {list(chunk.offsets)} of size {list(chunk.sizes)} is not a dim-0 block "
                            "of the tensor; shardbench's index holds element ranges of the row-major flattening")
-        row = 1
-        for d in shape[1:]:
-            row *= d
         rows = chunk.sizes[0] if shape else 1
-        out.append((info.relative_path, chunk.offsets[0] * row if shape else 0, rows * row))
+        out.append((file, chunk.offsets[0] * row if shape else 0, rows * row))
     return out
 
 
@@ -112,6 +119,7 @@ def to_shardbench(src, out):
     files = sorted({info.relative_path for info in md.storage_data.values()})
     world = len(files)
     per_file = {f: {} for f in files}
+    stored = _stored_chunks(md)
     index, steps = {}, []
     for key, value in flat.items():
         ours, what = _our_key(key)
@@ -122,7 +130,7 @@ def to_shardbench(src, out):
             value = value.long()
         entry = index.setdefault(ours, {"shape": list(value.shape), "dtype": SAFETENSORS_DTYPES[value.dtype], "pieces": []})
         whole = value.reshape(-1)
-        for file, begin, numel in _chunks_by_file(md, key, list(value.shape)):
+        for file, begin, numel in _chunks_by_file(md, stored, key, list(value.shape)):
             if numel == 0:
                 continue
             name = _rank_file(files.index(file), world)
@@ -169,25 +177,6 @@ def _read_ours(src):
     return m, whole
 
 
-def peft_names(keys):
-    """Our key -> the PEFT model's state-dict key (meta_init.file_name's inverse), or the plain
-    transformers name when no key is a LoRA adapter."""
-    adapted = {k.rsplit(".lora_A.", 1)[0] for k in keys if ".lora_A." in k}
-    if not adapted:
-        return {k: k for k in keys}
-    out = {}
-    for k in keys:
-        module, leaf = k.rsplit(".", 1)
-        if module.endswith((".lora_A", ".lora_B")):
-            out[k] = f"base_model.model.{module}.default.{leaf}"
-        elif module in adapted:
-            out[k] = f"base_model.model.{module}.base_layer.{leaf}"
-        else:
-            out[k] = f"base_model.model.{k}"
-        assert meta_init.file_name(out[k]) == k, (k, out[k])
-    return out
-
-
 def _param_groups(record, trained):
     """AdamW's param_groups as torch.optim saves them, members by name (norms: no_decay)."""
     groups = record["groups"]
@@ -202,7 +191,7 @@ def to_dcp(src, out):
     import torch.distributed.checkpoint as dcp
     m, whole = _read_ours(src)
     params = [k for k in whole if not k.startswith("state.")]
-    names = peft_names(params)
+    names = meta_init.model_keys_of(params)
     state = {}
     for k in params:
         s = {what: whole[f"state.{k}.{what}"] for what in ("exp_avg", "exp_avg_sq", "step") if f"state.{k}.{what}" in whole}

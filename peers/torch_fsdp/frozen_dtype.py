@@ -8,13 +8,10 @@ both load paths give every weight before trainable ones are upcast (wrap.load_mo
 meta_init.build). Held: what FSDP keeps between steps - FSDP1's flat parameters (one dtype per
 unit; `_fqns`, `_numels`, and with use_orig_params `_params` for each original's requires_grad),
 FSDP2's sharded DTensors. Bytes are whole-parameter bytes, the same figure on every rank."""
-import torch
 
 from . import meta_init
 from . import wrap
-
-SIZES = {torch.float32: 4, torch.bfloat16: 2, torch.float16: 2, torch.float64: 8}
-NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16", torch.float64: "fp64"}
+from .memory import DTYPE_NAMES
 
 
 def _held_frozen(model):
@@ -38,6 +35,10 @@ def _held_frozen(model):
     return out
 
 
+def _name(dtype):
+    return DTYPE_NAMES.get(dtype, str(dtype))
+
+
 def check(scenario, model, model_dir):
     """The frozen_dtype check of the wrapped `model` after training; `model_dir` holds the
     config.json whose dtype model_dtype=auto loads."""
@@ -48,9 +49,9 @@ def check(scenario, model, model_dir):
     loaded = wrap.stored_dtype(scenario, config)
     frozen = _held_frozen(model)
     wider = [(name, dtype) for name, (dtype, _) in frozen.items() if dtype != loaded]
-    loaded_bytes = sum(n * SIZES[loaded] for _, n in frozen.values())
-    held_bytes = sum(n * SIZES[dtype] for dtype, n in frozen.values())
-    example = f" (e.g. '{wider[0][0]}' is {NAMES[wider[0][1]]}, loaded as {NAMES[loaded]})" if wider else ""
+    loaded_bytes = sum(n * loaded.itemsize for _, n in frozen.values())
+    held_bytes = sum(n * dtype.itemsize for dtype, n in frozen.values())
+    example = f" (e.g. '{wider[0][0]}' is {_name(wider[0][1])}, loaded as {_name(loaded)})" if wider else ""
     return {"name": "frozen_dtype", "passed": not wider,
             "detail": f"{len(frozen) - len(wider)} of {len(frozen)} frozen params held as loaded; frozen bytes "
                       f"{held_bytes} held vs {loaded_bytes} as loaded{example}"}

@@ -69,7 +69,7 @@ def save(kind, model, optimizer, directory, model_dir):
 def load(kind, model, optimizer, directory):
     """Collective: the checkpoint into `model` and `optimizer`."""
     on_gpu = next(model.parameters()).is_cuda
-    keys = _keys(model) if kind == "full" else None  # named before the context: no gather for names
+    keys = full_layout.state_dict_keys(model) if kind == "full" else None  # named outside the context
     with _fsdp().state_dict_type(model, *_types(kind, on_gpu)):
         if kind == "sharded":
             import torch.distributed.checkpoint as dcp
@@ -88,8 +88,3 @@ def load(kind, model, optimizer, directory):
             osd = saved["optim"]
         optimizer.load_state_dict(_fsdp().optim_state_dict_to_load(model, optimizer, osd))
 
-
-def _keys(model):
-    """The model's state-dict keys without FSDP's prefixes (a sharded state dict: nothing gathered)."""
-    from torch.distributed.checkpoint.state_dict import get_model_state_dict
-    return list(get_model_state_dict(model).keys())

@@ -33,6 +33,13 @@ def write(directory, model_dir, msd, osd):
     return [os.path.join(directory, f) for f in FILES]
 
 
+def state_dict_keys(model):
+    """The wrapped model's state-dict keys without FSDP's prefixes, the names `read` is asked
+    for (a sharded state dict underneath: nothing is gathered for the names)."""
+    from torch.distributed.checkpoint.state_dict import get_model_state_dict
+    return list(get_model_state_dict(model).keys())
+
+
 def read(directory, keys):
     """The full model and optimizer state dicts for the model state-dict `keys`, from `directory`."""
     from safetensors.torch import load_file

@@ -46,6 +46,27 @@ def file_name(key):
     return key.removeprefix("base_model.model.").replace(".base_layer.", ".").replace(".default.", ".")
 
 
+def model_keys_of(keys):
+    """file_name's inverse over a whole checkpoint: each of our keys -> the model's state-dict key,
+    the PEFT model's when some key is a LoRA adapter (`base_model.model.` prefix; a module with
+    adapters keeps its weight under `.base_layer` and its adapters under `.default`), else the
+    plain transformers name."""
+    adapted = {k.rsplit(".lora_A.", 1)[0] for k in keys if ".lora_A." in k}
+    if not adapted:
+        return {k: k for k in keys}
+    out = {}
+    for k in keys:
+        module, leaf = k.rsplit(".", 1)
+        if module.endswith((".lora_A", ".lora_B")):
+            out[k] = f"base_model.model.{module}.default.{leaf}"
+        elif module in adapted:
+            out[k] = f"base_model.model.{module}.base_layer.{leaf}"
+        else:
+            out[k] = f"base_model.model.{k}"
+        assert file_name(out[k]) == k, (k, out[k])
+    return out
+
+
 def is_adapter(key):
     return ".lora_A." in key or ".lora_B." in key
 
