@@ -21,20 +21,16 @@
 #include "reporters/dashboard.h"
 #include "reporters/gate_policy.h"
 #include "reporters/provenance.h"
-#include "reporters/repetitions.h"
+#include "reporters/launch_merge.h"
 #include "reporters/result_set.h"
 #include "reporters/results_reader.h"
+#include "reporters/results_writer.h"
 #include "reporters/run_result.h"
 #include "harness/scenario/scenario_parser.h"
 
 namespace shardbench {
 namespace fs = std::filesystem;
 namespace {
-
-nlohmann::json ReadJson(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
 
 std::function<void(const StepProgress&)> OnStep(const RunRequest& request, const RunDisplay& display) {
   if (request.quiet) return {};
@@ -72,7 +68,7 @@ struct Repetitions {
 
 // The launches of one instance: its repetitions, or (adaptive) until pinned or MAX.
 struct InstanceLaunches {
-  std::vector<nlohmann::json> reps;  // the results, in launch order (the writer's)
+  std::vector<StoredResult> reps;  // the results, in launch order (the writer's)
   LaunchOutcome last;
   std::optional<PinStatus> pin;
 };
@@ -88,7 +84,7 @@ InstanceLaunches LaunchInstance(const Job& job, size_t instances, const std::str
     bool stop = l.last.exit_code > 1;
     if (repetitions.writer && !stop) {
       stop = !fs::is_regular_file(result);
-      if (!stop) l.reps.push_back(ReadJson(result));
+      if (!stop) l.reps.push_back(ReadResultFile(ReadJsonFile(result), result));
       if (!stop && adaptive) {
         // The comparison's family: this instance's gated sampled metrics, once per instance.
         adaptive->family_size = std::max<size_t>(1, GatedSampledMetrics(l.reps.front(), adaptive->policy) * instances);
@@ -132,7 +128,9 @@ nlohmann::json IndexEntryJson(const Job& job, const InstanceLaunches& l, const s
   }
   std::string status = "error";
   if (!l.reps.empty() && l.last.exit_code <= 1) {
-    nlohmann::json merged = MergeRepetitions(l.reps);
+    std::vector<LaunchResult> launches;
+    for (size_t r = 0; r < l.reps.size(); ++r) launches.push_back({l.reps[r], "repetition " + std::to_string(r)});
+    const nlohmann::json merged = ToJson(MergeLaunches(launches));
     const std::string file = SafeName(job.scenario.name) + ".json";
     WriteFileAtomically(out_dir + "/" + file, merged.dump(2) + "\n");
     entry["file"] = file;

@@ -34,11 +34,6 @@ bool GatedSampled(const StoredMetric& metric, const GatePolicy& policy) {
   return metric.kind == "sampled" && policy.rule_for(metric.name, "sampled").gate;
 }
 
-// `run` hands over the launches' results.json as read, without their paths.
-StoredResult ReadLaunch(const nlohmann::json& launch, size_t index) {
-  return ReadResult(launch, "the result of launch " + std::to_string(index + 1));
-}
-
 }  // namespace
 
 std::optional<int> ParseAutoRepetitions(const std::string& text) {
@@ -53,9 +48,9 @@ std::optional<int> ParseAutoRepetitions(const std::string& text) {
   return static_cast<int>(v);
 }
 
-size_t GatedSampledMetrics(const nlohmann::json& result, const GatePolicy& policy) {
+size_t GatedSampledMetrics(const StoredResult& result, const GatePolicy& policy) {
   size_t n = 0;
-  for (const auto& m : ReadLaunch(result, 0).metrics) n += GatedSampled(m, policy);
+  for (const auto& m : result.metrics) n += GatedSampled(m, policy);
   return n;
 }
 
@@ -65,13 +60,11 @@ std::string PinStatus::Describe(double target) const {
   return widest + " could catch " + Percent(widest_mde) + (pinned ? " (the widest) <= " : ", target ") + Percent(target);
 }
 
-PinStatus PinnedSoFar(const std::vector<nlohmann::json>& launches, const AdaptiveRepetitions& plan) {
+PinStatus PinnedSoFar(const std::vector<StoredResult>& results, const AdaptiveRepetitions& plan) {
   PinStatus out;
-  if (launches.empty()) return out;
+  if (results.empty()) return out;
   out.pinned = true;
   double widest = -1;
-  std::vector<StoredResult> results;
-  for (size_t i = 0; i < launches.size(); ++i) results.push_back(ReadLaunch(launches[i], i));
   for (const auto& metric : results.front().metrics) {
     if (!GatedSampled(metric, plan.policy)) continue;
     const std::string name = metric.name;

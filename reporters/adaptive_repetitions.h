@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "reporters/gate_policy.h"
+#include "reporters/results_reader.h"
 
 namespace shardbench {
 
@@ -40,10 +41,10 @@ struct PinStatus {
   std::string Describe(double target) const;  // "tokens_per_s 8.1% (widest) <= 10%"
 };
 
-// From the results of the launches so far (one result.json each, in launch order).
-PinStatus PinnedSoFar(const std::vector<nlohmann::json>& launches, const AdaptiveRepetitions& plan);
+// From the results of the launches so far (one result.json each, read, in launch order).
+PinStatus PinnedSoFar(const std::vector<StoredResult>& launches, const AdaptiveRepetitions& plan);
 
 // The gated sampled metrics of one result under `policy` (the comparison's family, per instance).
-size_t GatedSampledMetrics(const nlohmann::json& result, const GatePolicy& policy);
+size_t GatedSampledMetrics(const StoredResult& result, const GatePolicy& policy);
 
 }  // namespace shardbench

@@ -1,98 +1,40 @@
 #include "reporters/pooled_runs.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "engine/common/durable_file.h"
-#include "reporters/repetitions.h"
+#include "reporters/launch_merge.h"
+#include "reporters/results_writer.h"
 #include "reporters/run_result.h"
 
 namespace shardbench {
-namespace {
-
-std::vector<double> Numbers(const nlohmann::json& array) {
-  std::vector<double> out;
-  if (!array.is_array()) return out;
-  for (const auto& x : array) {
-    if (x.is_number()) out.push_back(x.get<double>());
-  }
-  return out;
-}
-
-// `into` (a pooled result) takes `more`'s launches.
-void AddLaunches(nlohmann::json& into, const nlohmann::json& more, const std::string& more_source) {
-  for (auto& metric : into["metrics"]) {
-    if (metric.value("kind", "") != "sampled") continue;
-    for (const auto& m : more["metrics"]) {
-      if (m.value("name", "") != metric.value("name", "")) continue;
-      std::vector<double> medians = Numbers(metric["repetition_medians"]), samples = Numbers(metric["samples"]);
-      const std::vector<double> theirs = m.contains("repetition_medians") ? Numbers(m["repetition_medians"])
-                                         : m["median"].is_number()         ? std::vector<double>{m["median"].get<double>()}
-                                                                           : std::vector<double>{};
-      const std::vector<double> their_samples = Numbers(m["samples"]);
-      medians.insert(medians.end(), theirs.begin(), theirs.end());
-      samples.insert(samples.end(), their_samples.begin(), their_samples.end());
-      metric["repetition_medians"] = medians;
-      SetMetricSamples(metric, samples);
-    }
-  }
-  auto& checks = into["checks"];
-  for (const auto& c : more.value("checks", nlohmann::json::array())) {
-    for (auto& mine : checks) {
-      if (mine.value("name", "") == c.value("name", "") && mine.value("passed", true) && !c.value("passed", true)) {
-        mine = c;
-        mine["detail"] = more_source + ": " + c.value("detail", "");
-      }
-    }
-  }
-  if (StatusSeverity(more.value("status", "ok")) > StatusSeverity(into.value("status", "ok"))) {
-    into["status"] = more["status"];
-    into["message"] = more.value("message", "");
-  }
-  into["repetitions"] = into.value("repetitions", 1) + more.value("repetitions", 1);
-}
-
-// A result whose sampled metrics list their launches explicitly (a single launch has only a median).
-nlohmann::json WithExplicitLaunches(nlohmann::json r) {
-  for (auto& m : r["metrics"]) {
-    if (m.value("kind", "") == "sampled" && !m.contains("repetition_medians")) {
-      m["repetition_medians"] = m["median"].is_number() ? nlohmann::json::array({m["median"]}) : nlohmann::json::array();
-    }
-  }
-  if (!r.contains("repetitions")) r["repetitions"] = 1;
-  return r;
-}
-
-}  // namespace
 
 ResultSet PoolResultSets(const std::vector<ResultSet>& runs) {
   ResultSet pooled;
+  std::vector<std::vector<LaunchResult>> launches;  // per pooled instance, every run's result
   for (const auto& run : runs) {
     pooled.source += (pooled.source.empty() ? "" : " + ") + run.source;
     for (const auto& inst : run.instances) {
-      InstanceResult* mine = nullptr;
-      for (auto& p : pooled.instances) {
-        if (p.name == inst.name) mine = &p;
-      }
-      if (!mine) {
+      auto mine = std::find_if(pooled.instances.begin(), pooled.instances.end(), [&](const InstanceResult& p) { return p.name == inst.name; });
+      if (mine == pooled.instances.end()) {
         pooled.instances.push_back(inst);
-        InstanceResult& added = pooled.instances.back();
-        if (!added.result.is_null()) added.result = WithExplicitLaunches(added.result);
-        continue;
-      }
-      if (inst.result.is_null()) {
+        launches.emplace_back();
+        mine = pooled.instances.end() - 1;
+      } else if (inst.result.is_null()) {
         mine->message += (mine->message.empty() ? "" : "; ") + run.source + ": could not run: " + inst.message;
-        continue;
+      } else {
+        mine->as_expected = mine->as_expected && (launches[mine - pooled.instances.begin()].empty() || inst.as_expected);
       }
-      if (mine->result.is_null()) {
-        mine->result = WithExplicitLaunches(inst.result);
-        mine->status = inst.status;
-        continue;
-      }
-      AddLaunches(mine->result, inst.result, run.source);
-      mine->status = mine->result.value("status", mine->status);
-      mine->as_expected = mine->as_expected && inst.as_expected;
+      if (!inst.result.is_null()) launches[mine - pooled.instances.begin()].push_back({ReadInstance(inst), run.source});
     }
     if (pooled.started_at.empty() || (!run.started_at.empty() && run.started_at < pooled.started_at)) pooled.started_at = run.started_at;
+  }
+  for (size_t k = 0; k < pooled.instances.size(); ++k) {
+    if (launches[k].empty()) continue;
+    const StoredResult merged = MergeLaunches(launches[k]);
+    pooled.instances[k].result = ToJson(merged);
+    pooled.instances[k].status = merged.status;
   }
   return pooled;
 }

@@ -4,7 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "reporters/dashboard.h"
-#include "reporters/repetitions.h"
+#include "reporters/launch_merge.h"
+#include "reporters/results_writer.h"
 
 namespace shardbench {
 namespace {
@@ -18,8 +19,13 @@ nlohmann::json Repetition(double scale, int64_t steady, int64_t from) {
           {"steady_state_step", steady}, {"measured_from_step", from}};
 }
 
+nlohmann::json MergedRepetitions() {
+  return ToJson(MergeLaunches({{ReadResult(Repetition(1, 1, 1), "rep0"), "repetition 0"},
+                               {ReadResult(Repetition(0.5, 3, 2), "rep1"), "repetition 1"}}));
+}
+
 TEST(PerRankSteps, RepetitionsKeepTheirOwnStepsAndTheLatestSteadyState) {
-  const auto merged = MergeRepetitions({Repetition(1, 1, 1), Repetition(0.5, 3, 2)});
+  const auto merged = MergedRepetitions();
   EXPECT_EQ(merged["per_rank_steps_by_repetition"].size(), 2u);
   EXPECT_EQ(merged["per_rank_steps_by_repetition"][1], Repetition(0.5, 3, 2)["per_rank_steps"]);
   EXPECT_EQ(merged["measured_from_step_by_repetition"], (nlohmann::json{1, 2}));
@@ -30,7 +36,7 @@ TEST(PerRankSteps, RepetitionsKeepTheirOwnStepsAndTheLatestSteadyState) {
 
 TEST(PerRankSteps, DashboardPoolsTheMeasuredStepsOfEveryRepetitionPerRank) {
   ResultSet run;
-  run.instances.push_back({"x", MergeRepetitions({Repetition(1, 1, 1), Repetition(0.5, 3, 2)}), "ok", "", "", true, ""});
+  run.instances.push_back({"x", MergedRepetitions(), "ok", "", "", true, ""});
   const auto steps = DashboardData({"t", nullptr, nullptr, &run})["instances"][0]["rank_steps"];
   ASSERT_EQ(steps.size(), 2u);
   // Rank 0 measured 2, 2, 4 (first repetition, from step 1) and 1, 2 (second, from step 2).

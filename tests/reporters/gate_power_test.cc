@@ -188,16 +188,16 @@ TEST(AdaptiveRepetitions, StopEarlyOnAQuietMetricRunToMaxOnANoisyOne) {
   const AdaptiveRepetitions plan{0.10, 20, DefaultGatePolicy()};
   auto launches_until_pinned = [&](double cv) {
     const auto values = Samples(100, cv, plan.max, 42);
-    std::vector<nlohmann::json> launches;
+    std::vector<StoredResult> launches;
     for (int i = 0; i < plan.max; ++i) {
-      launches.push_back(Result("a", {Sampled("step_time", "lower", {values[i]}), Exact("grad_bytes", {10})}));
+      launches.push_back(ReadResult(Result("a", {Sampled("step_time", "lower", {values[i]}), Exact("grad_bytes", {10})}), "launch"));
       if (PinnedSoFar(launches, plan).pinned) break;
     }
     return launches.size();
   };
   EXPECT_EQ(launches_until_pinned(0.01), 5u);  // the policy's min_samples: the first launch it can be judged at
   EXPECT_EQ(launches_until_pinned(0.30), 20u);
-  const auto status = PinnedSoFar({Result("a", {Sampled("step_time", "lower", {1.0})})}, plan);
+  const auto status = PinnedSoFar({ReadResult(Result("a", {Sampled("step_time", "lower", {1.0})}), "launch")}, plan);
   EXPECT_FALSE(status.pinned);
   EXPECT_TRUE(std::isinf(status.mde.at("step_time")));
   EXPECT_EQ(ParseAutoRepetitions("auto"), 20);

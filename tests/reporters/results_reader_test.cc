@@ -10,6 +10,7 @@
 
 #include "engine/common/error.h"
 #include "reporters/results_reader.h"
+#include "reporters/results_writer.h"
 #include "tests/support/multi_rank.h"
 
 namespace shardbench {
@@ -77,6 +78,7 @@ TEST(ResultsReader, ReadsBackWhatTheWriterWrote) {
   EXPECT_EQ(s.torch, "2.11.0");
   EXPECT_EQ(s.metric("step_time")->median, 0.5);
   EXPECT_EQ(s.metric("mfu")->median, std::nullopt);  // no samples: null summary
+  EXPECT_EQ(ToJson(s).dump(), ToJson(w).dump());  // the typed writer (results_writer.h) mirrors the reader
 }
 
 TEST(ResultsReader, OptionalFieldsStayOptional) {
