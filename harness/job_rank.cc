@@ -185,8 +185,7 @@ LaunchOutcome JobRank::RunRepetition(const Scenario& s, const std::string& rep_d
   const std::string key = "rep" + std::to_string(repetitions_++);
   // The same directory our own launcher leaves: what ran, then its result (or error.txt).
   if (writer()) WriteFileAtomically(rep_dir + "/scenario.yaml", YAML::Dump(ScenarioToYaml(s)) + "\n");
-  LaunchOutcome mine;
-  try {
+  const LaunchOutcome mine = OutcomeOf([&] {
     if (IsPeerEngine(s.engine)) {
       throw InputError(s.name + ": a peer engine (PyTorch FSDP) starts its own ranks: run it with shardbench's own "
                        "launcher (--nproc / --nnodes), not inside a torchrun or srun job");
@@ -196,12 +195,8 @@ LaunchOutcome JobRank::RunRepetition(const Scenario& s, const std::string& rep_d
                        RankList(blind_ranks_) + " cannot see rank 0's files under " + out_dir_ +
                        ": put --out on a filesystem every node shares");
     }
-    mine.exit_code = RunAsRank(s, env_, rep_dir, on_step, c10::make_intrusive<c10d::PrefixStore>(key, store_));
-  } catch (const Error& e) {
-    mine = {static_cast<int>(e.code()), e.what()};
-  } catch (const std::exception& e) {  // not one of our errors (collectives throw InfraError): our bug
-    mine = {static_cast<int>(ExitCode::kInfra), std::string("internal error: ") + e.what()};
-  }
+    return LaunchOutcome{RunAsRank(s, env_, rep_dir, on_step, c10::make_intrusive<c10d::PrefixStore>(key, store_)), ""};
+  });
   if (mine.exit_code > 1) {
     std::fprintf(stderr, "shardbench: rank %d: %s\n", env_.rank, mine.message.c_str());
     if (writer()) WriteFileAtomically(rep_dir + "/error.txt", mine.message + "\n");

@@ -21,6 +21,7 @@
 #include "engine/profile/matmul_peak.h"
 #include "engine/profile/model_flops.h"
 #include "engine/profile/torch_profiler_trace.h"
+#include "harness/check_table.h"
 #include "harness/peer_records.h"
 #include "harness/reference_parity.h"
 #include "harness/repetition_launch.h"
@@ -82,15 +83,6 @@ std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::str
 
 namespace {
 
-// The peer's own checks with loss parity where ours report it: after `learning`.
-std::vector<Check> WithParity(std::vector<Check> peer_checks, const std::optional<Check>& parity) {
-  if (!parity) return peer_checks;
-  auto at = peer_checks.begin();
-  while (at != peer_checks.end() && at->name == "learning") ++at;
-  peer_checks.insert(at, *parity);
-  return peer_checks;
-}
-
 // A file the peer wrote: unreadable or not JSON is our bug ("internal error"), not the user's input.
 nlohmann::json ReadPeerJsonFile(const std::string& path) {
   try {
@@ -140,7 +132,7 @@ int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit
     r.started_at = peer.started_at;
     r.provenance = PeerProvenance(rep_dir, peer.versions);
     r.scenario = ScenarioBlock(s);
-    r.checks = {{"peer_accepts_scenario", false, *peer.refusal}};
+    r.checks = InTableOrder({{"peer_accepts_scenario", false, *peer.refusal}});
     JudgeChecks(r);
     r.peer_warnings = peer.warnings;
   } else {
@@ -157,7 +149,8 @@ int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit
     frame.facts.matmul_peak = peer.matmul_peak;
     if (peer.gpu_name) frame.facts.datasheet_peak = profile::DatasheetBf16Peak(*peer.gpu_name);
     frame.trainable_bytes = peer.trainable_bytes;
-    frame.checks = WithParity(peer.checks, parity);
+    frame.checks = peer.checks;
+    if (parity) frame.checks.push_back(*parity);
     frame.peer = true;
     frame.not_measured = peer.not_measured;
     frame.sampled_here = peer.sampled;

@@ -35,26 +35,21 @@ std::string Tail(const std::string& path, size_t lines) {
 // World size 1 (not a peer): this process is the only rank.
 LaunchOutcome RunInProcess(const Scenario& s, const std::string& rep_dir,
                            const std::function<void(const StepProgress&)>& on_step) {
-  comm::RankEnv single;
-  try {
-    return {RunAsRank(s, single, rep_dir, on_step), ""};
-  } catch (const Error& e) {
-    std::fprintf(stderr, "shardbench: %s\n", e.what());
-    return {static_cast<int>(e.code()), e.what()};
-  }
+  const LaunchOutcome o = OutcomeOf([&] { return LaunchOutcome{RunAsRank(s, comm::RankEnv{}, rep_dir, on_step), ""}; });
+  if (o.exit_code > 1) std::fprintf(stderr, "shardbench: %s\n", o.message.c_str());
+  return o;
 }
 
 // A peer repetition whose ranks finished (0) or failed a check (1): its result, converted.
 std::optional<LaunchOutcome> FinishPeer(const Scenario& s, const std::string& rep_dir, int code) {
   if (code != 0 && code != 1) return std::nullopt;
-  try {
+  bool written = false;
+  const LaunchOutcome o = OutcomeOf([&] {
     const int finished = FinishPeerRepetition(s, rep_dir, code);
-    if (finished == 0 || fs::is_regular_file(rep_dir + "/result.json")) return LaunchOutcome{finished, ""};
-  } catch (const Error& e) {
-    return LaunchOutcome{static_cast<int>(e.code()), e.what()};
-  } catch (const std::exception& e) {  // e.g. a result.json that is not JSON
-    return LaunchOutcome{static_cast<int>(ExitCode::kInfra), "peer result " + rep_dir + "/result.json unreadable: " + e.what()};
-  }
+    written = finished == 0 || fs::is_regular_file(rep_dir + "/result.json");
+    return LaunchOutcome{finished, ""};
+  });
+  if (o.exit_code > 1 || written) return o;
   return std::nullopt;
 }
 
@@ -112,12 +107,12 @@ LaunchOutcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, co
   if (s.world_size == 1 && !peer) return RunInProcess(s, rep_dir, on_step);
   comm::LaunchSpec spec;
   if (peer) {  // the same ranks, backend and timeouts, on PyTorch's FSDP (peers/torch_fsdp)
-    try {
+    const LaunchOutcome prepared = OutcomeOf([&] {
       spec.argv = PreparePeerRepetition(s, resolved, rep_dir);
       spec.env["PYTHONPATH"] = PeerPythonPath();  // `python -m torch_fsdp.peer` finds its package
-    } catch (const Error& e) {
-      return {static_cast<int>(e.code()), e.what()};
-    }
+      return LaunchOutcome{};
+    });
+    if (prepared.exit_code != 0) return prepared;
   } else {
     spec.argv = {self_exe, "rank", resolved, "--out", rep_dir};
     if (quiet) spec.argv.push_back("--quiet");

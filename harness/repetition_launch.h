@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/comm/rendezvous.h"
+#include "harness/launch_outcome.h"
 #include "harness/scenario_runner.h"
 #include "harness/output_dir.h"  // SafeName
 #include "harness/scenario/scenario.h"
@@ -21,11 +22,6 @@ std::string Timestamp();
 // rendezvous at MASTER_ADDR:MASTER_PORT.
 int RunAsRank(const Scenario& s, const comm::RankEnv& env, const std::string& out_dir,
               const std::function<void(const StepProgress&)>& on_step, c10::intrusive_ptr<c10d::Store> store = {});
-
-struct LaunchOutcome {
-  int exit_code = 0;  // of the repetition: 0 ok, 1 a check failed, 2 input, 3 infra
-  std::string message;
-};
 
 // Writes rep_dir/scenario.yaml (what the child ranks run), launches the ranks and waits for
 // them. The child ranks are `self_exe run rep_dir/scenario.yaml --out rep_dir [--quiet]`.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "harness/check_table.h"
 #include "harness/memory_plan.h"
 #include "harness/run_checks.h"
 #include "reporters/steady_state.h"
@@ -74,11 +75,11 @@ RunResult AssembleRunResult(const Scenario& s, const std::vector<RankRecord>& al
   }
   r.memory = BuildMemory(all);
   r.memory_model = PredictedVsMeasured(PlanScenarioMemory(s, 0), ToJson(r.memory[0]));
-  r.checks.push_back(FiniteCheck(all, s.total_steps()));
-  r.checks.insert(r.checks.end(), frame.checks.begin(), frame.checks.end());
-  if (s.checks.max_grad_blowup > 0) {
-    r.checks.push_back(GradMemoryCheck(all, frame.trainable_bytes, s.world_size, s.checks.max_grad_blowup));
-  }
+  std::vector<Check> checks = {FiniteCheck(all, s.total_steps())};
+  checks.insert(checks.end(), frame.checks.begin(), frame.checks.end());
+  const std::vector<Check> thresholds = JudgeThresholdChecks(s, r.metrics, r.not_measured, frame.facts);
+  checks.insert(checks.end(), thresholds.begin(), thresholds.end());
+  r.checks = InTableOrder(std::move(checks));
   r.resumed_from_step = frame.resumed_from_step;
   r.peer_warnings = std::move(frame.peer_warnings);
   JudgeChecks(r);

@@ -26,8 +26,8 @@ struct RunFrame {
   nlohmann::json provenance;
   RunFacts facts;  // step_metrics_from and trainable_bytes are set here from the scenario and records
   int64_t trainable_bytes = 0;  // all trainable parameters' bytes (grad_blowup, grad_memory)
-  // The checks the run made itself, in report order (learning, frozen_dtype, loss_parity, the
-  // checkpoint checks): they go between `finite` (first) and `grad_memory` (last, when asked).
+  // The checks the run made itself (learning, loss_parity, frozen_dtype, the checkpoint checks):
+  // `finite` and the threshold checks are added, all in harness/check_table.h's order.
   std::vector<Check> checks;
   std::optional<int64_t> resumed_from_step;
   // Metrics the engine does not measure, with why (a peer's). A figure recorded as NaN is not

@@ -1,4 +1,3 @@
-#include "harness/grad_blowup.h"
 #include "harness/run_checks.h"
 
 #include <algorithm>
@@ -48,20 +47,6 @@ Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair
              std::to_string(unchanged_trainable) + ", frozen changed: " + std::to_string(changed_frozen) +
              (example.empty() ? "" : " (e.g. " + example + ")");
   return c;
-}
-
-Check GradMemoryCheck(const std::vector<RankRecord>& all, int64_t trainable_bytes, int world_size, double limit) {
-  for (size_t r = 0; r < all.size(); ++r) {  // a peer that could not read its gradients: not judged green
-    if (std::isnan(all[r].held(memory::Category::kGrads))) {
-      return {"grad_memory", false, "not judged: rank " + std::to_string(r) + "'s gradient bytes were not measured"};
-    }
-  }
-  const GradBlowup g = MeasureGradBlowup(all, trainable_bytes, world_size);
-  char detail[256];
-  std::snprintf(detail, sizeof(detail),
-                "a rank holds %.0f gradient bytes for %.0f trainable bytes it owns: %.2fx (limit %.2fx)", g.worst_bytes,
-                g.owned, g.blowup, limit);
-  return {"grad_memory", g.blowup <= limit, detail};
 }
 
 }  // namespace shardbench

@@ -1,5 +1,6 @@
 // The checks that judge a finished run from what its ranks recorded: did it stay finite, did it
-// learn what it should (and only that), did gradients take the memory they should.
+// learn what it should (and only that). Their place and the threshold checks (grad_memory):
+// harness/check_table.h.
 #pragma once
 
 #include <string>
@@ -21,9 +22,5 @@ Check FiniteCheck(const std::vector<RankRecord>& all, int64_t planned_steps);
 // dropped: `trainable` names each parameter and whether it trains, in the fingerprints' order.
 Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair<std::string, bool>>& trainable,
                     const Fingerprints& before, const Fingerprints& after);
-
-// Catalog case 1's measure: the gradient bytes a rank holds over the trainable bytes it owns
-// (trainable_bytes / world_size), against `limit`.
-Check GradMemoryCheck(const std::vector<RankRecord>& all, int64_t trainable_bytes, int world_size, double limit);
 
 }  // namespace shardbench

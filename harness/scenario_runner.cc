@@ -424,7 +424,8 @@ RunFacts RankRun::facts() const {
   return facts;
 }
 
-// The checks this run makes itself; AssembleRunResult adds `finite` before and `grad_memory` after.
+// The checks this run makes itself; AssembleRunResult adds `finite` and the threshold checks
+// (harness/check_table.h orders them all).
 std::vector<Check> RankRun::checks(const std::optional<Check>& parity) {
   std::vector<Check> out;
   if (s_.checks.learning) out.push_back(LearningCheck(rec_->loss, engine_->trainable(), before_, after_));

@@ -1,9 +1,13 @@
-// The checks that judge a run from its ranks' records (harness/run_checks.h).
+// The checks that judge a run from its ranks' records (harness/run_checks.h), and the table
+// that orders them and judges the threshold checks from their metrics (harness/check_table.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
+#include "harness/check_table.h"
 #include "harness/run_checks.h"
 
 namespace shardbench {
@@ -43,23 +47,56 @@ TEST(RunChecks, LearningNeedsTheLossToDropTrainablesToMoveAndFrozenOnesToStay) {
   EXPECT_NE(leaked.detail.find("frozen 'base' changed"), std::string::npos) << leaked.detail;
 }
 
-TEST(RunChecks, GradMemoryIsTheWorstRanksGradientBytesOverWhatItOwns) {
-  std::vector<RankRecord> all(2, RankRecord(1));
-  all[0].engine_held[static_cast<size_t>(memory::Category::kGrads)] = 500;
-  all[1].engine_held[static_cast<size_t>(memory::Category::kGrads)] = 1000;  // owns 500 of 1000 trainable bytes
-  const Check blown = GradMemoryCheck(all, 1000, 2, 1.5);
-  EXPECT_FALSE(blown.passed);
-  EXPECT_NE(blown.detail.find("2.00x (limit 1.50x)"), std::string::npos) << blown.detail;
-  EXPECT_TRUE(GradMemoryCheck(all, 1000, 2, 2.0).passed);
+// grad_memory is judged from the grad_blowup metric (harness/check_table.h): one figure.
+Metric GradBlowup(std::vector<double> per_rank) {
+  Metric m = Declared("grad_blowup");
+  m.per_rank = per_rank;
+  m.samples = {*std::max_element(per_rank.begin(), per_rank.end())};
+  return m;
 }
 
-TEST(RunChecks, GradMemoryIsNeverGreenOnBytesNobodyMeasured) {
-  std::vector<RankRecord> all(2, RankRecord(2));
-  all[0].engine_held[static_cast<size_t>(memory::Category::kGrads)] = 100;
-  all[1].engine_held[static_cast<size_t>(memory::Category::kGrads)] = std::numeric_limits<double>::quiet_NaN();
-  const Check c = GradMemoryCheck(all, 200, 2, 1.1);
-  EXPECT_FALSE(c.passed);
-  EXPECT_NE(c.detail.find("not judged: rank 1"), std::string::npos) << c.detail;
+Scenario AskingGradMemory(double limit) {
+  Scenario s;
+  s.world_size = 2;
+  s.checks.max_grad_blowup = limit;
+  return s;
+}
+
+TEST(CheckTable, GradMemoryJudgesTheGradBlowupMetricAgainstItsLimit) {
+  RunFacts facts;
+  facts.trainable_bytes = 1000;  // rank 1 holds 1000 gradient bytes for the 500 it owns
+  const std::vector<Check> blown = JudgeThresholdChecks(AskingGradMemory(1.5), {GradBlowup({1, 2})}, {}, facts);
+  ASSERT_EQ(blown.size(), 1u);
+  EXPECT_EQ(blown[0].name, "grad_memory");
+  EXPECT_FALSE(blown[0].passed);
+  EXPECT_NE(blown[0].detail.find("a rank holds 1000 gradient bytes for 500 trainable bytes it owns: 2.00x (limit 1.50x)"),
+            std::string::npos) << blown[0].detail;
+  EXPECT_TRUE(JudgeThresholdChecks(AskingGradMemory(2.0), {GradBlowup({1, 2})}, {}, facts)[0].passed);
+  EXPECT_TRUE(JudgeThresholdChecks(AskingGradMemory(0), {GradBlowup({1, 2})}, {}, facts).empty());  // not asked
+}
+
+TEST(CheckTable, GradMemoryIsNeverGreenOnBytesNobodyMeasured) {
+  RunFacts facts;
+  facts.trainable_bytes = 200;
+  const Check nan_rank = JudgeThresholdChecks(AskingGradMemory(1.1), {GradBlowup({1, std::nan("")})}, {}, facts)[0];
+  EXPECT_FALSE(nan_rank.passed);
+  EXPECT_NE(nan_rank.detail.find("not judged: rank 1's grad_blowup was not measured"), std::string::npos) << nan_rank.detail;
+  const Check listed = JudgeThresholdChecks(AskingGradMemory(1.1), {}, {{"grad_blowup", "no gradients read"}}, facts)[0];
+  EXPECT_FALSE(listed.passed);
+  EXPECT_NE(listed.detail.find("not judged: grad_blowup was not measured (no gradients read)"), std::string::npos) << listed.detail;
+  EXPECT_FALSE(JudgeThresholdChecks(AskingGradMemory(1.1), {}, {}, facts)[0].passed);
+}
+
+TEST(CheckTable, ChecksTakeTheTablesOrderAndAnUndeclaredOneIsOurBug) {
+  const std::vector<Check> ordered =
+      InTableOrder({{"frozen_dtype", true, ""}, {"loss_parity", true, ""}, {"finite", true, ""}, {"learning", true, ""}});
+  std::vector<std::string> names;
+  for (const auto& c : ordered) names.push_back(c.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"finite", "learning", "loss_parity", "frozen_dtype"}));
+  EXPECT_THROW(InTableOrder({{"finite", true, ""}, {"speed", true, ""}}), std::logic_error);
+  for (const CheckRow& row : CheckTable()) {  // a threshold check's metric is one the metric table declares
+    if (row.metric) EXPECT_NO_THROW(Declared(row.metric)) << row.name;
+  }
 }
 
 }  // namespace
