@@ -44,6 +44,7 @@ const std::vector<CheckRow>& CheckTable() {
       {"learning", "checks.learning", "the loss dropped, every trainable parameter changed and no frozen one did"},
       {"loss_parity", "checks.loss_parity", "the loss per step equals the unsharded reference's within checks.loss_rtol"},
       {"frozen_dtype", "checks.frozen_dtype", "every frozen parameter is stored in the dtype it was loaded in, not wider"},
+      {"checkpoint_save", "checkpoint.type", "the checkpoint asked for was saved (a peer's library failing to save is red, in its words)"},
       {"state_dict_roundtrip", "checks.state_dict_roundtrip",
        "save, load into a fresh model: parameters and optimizer state equal bit for bit"},
       {"resume", "checks.resume", "training resumed from the checkpoint equals the uninterrupted run exactly"},

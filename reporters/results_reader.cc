@@ -181,32 +181,6 @@ StoredResult ReadResultFile(const nlohmann::json& document, const std::string& f
 
 StoredResult ReadResult(const nlohmann::json& result, const std::string& source) { return Read(result, source, {false}); }
 
-RunResult ReadRunResult(const nlohmann::json& document, const std::string& file) {
-  StoredResult s = ReadResultFile(document, file);
-  RunResult r;
-  r.run_id = s.run_id;
-  r.started_at = s.started_at;
-  r.provenance = s.provenance;
-  r.scenario = s.scenario;
-  r.status = s.status;
-  r.message = s.message;
-  for (const auto& m : s.metrics) r.metrics.push_back(m);  // the summary is recomputed from the samples on writing
-  r.memory = s.memory;
-  r.checks = s.checks;
-  r.loss = s.loss;
-  if (s.per_rank_steps) {
-    r.rank_step_seconds = s.per_rank_steps->step_seconds;
-    r.rank_comm_wait_seconds = s.per_rank_steps->comm_wait_seconds;
-  }
-  r.steady_state_step = s.steady_state_step;
-  r.measured_from_step = s.measured_from_step;
-  r.resumed_from_step = s.resumed_from_step;
-  r.memory_model = s.memory_model;
-  r.not_measured = s.not_measured;
-  r.peer_warnings = s.peer_warnings;
-  return r;
-}
-
 std::vector<IndexEntry> ReadIndex(const nlohmann::json& index, const std::string& file) {
   std::vector<IndexEntry> out;
   for (const auto& e : JsonField(index, file).Required("instances").Elements()) {

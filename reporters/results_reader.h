@@ -77,8 +77,6 @@ StoredResult ReadResultFile(const nlohmann::json& document, const std::string& f
 // A result already held in memory (read from a file by LoadResultSet, merged, or built by a
 // test): every field present is checked, absent ones take their defaults. `source` names it.
 StoredResult ReadResult(const nlohmann::json& result, const std::string& source);
-// The mirror of ToJson(RunResult): ReadRunResult(ToJson(r), f) == r.
-RunResult ReadRunResult(const nlohmann::json& document, const std::string& file);
 
 // One instance of a run's index.json (`run` writes colour and why; `merge` writes neither).
 struct IndexEntry {

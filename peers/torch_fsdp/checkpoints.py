@@ -1,6 +1,7 @@
-"""checkpoint.type on the peer, with the API each FSDP's users call. torch_fsdp1: full, sharded
-and local through FSDP.state_dict_type and FSDP.optim_state_dict (fsdp1_state_dicts.py).
-torch_fsdp2, through torch.distributed.checkpoint.state_dict:
+"""checkpoint.type on the peer, with the API each stack's users call: the stack's own where its
+recipe has one (recipes.py `state_dicts`: torch_fsdp1's full, sharded and local through
+FSDP.state_dict_type and FSDP.optim_state_dict, fsdp1_state_dicts.py), otherwise (torch_fsdp2)
+through torch.distributed.checkpoint.state_dict:
 
   sharded  get_state_dict (each rank's DTensor shards) saved and loaded with DCP, dcp.save /
            dcp.load: one `__<rank>_0.distcp` file per rank and rank 0's `.metadata`
@@ -36,33 +37,27 @@ import time
 import torch
 import torch.distributed as dist
 
-from . import fsdp1_state_dicts
 from . import full_layout
 from . import meta_init
 
 
 LAYOUTS = {"sharded": "get_state_dict, torch.distributed.checkpoint", "full": "gathered to rank 0, shardbench's FULL layout",
            "adapter": "PEFT layout"}
-FSDP1_LAYOUTS = {"sharded": "FSDP.state_dict_type(SHARDED_STATE_DICT), torch.distributed.checkpoint",
-                 "full": "FSDP.state_dict_type(FULL_STATE_DICT), shardbench's FULL layout",
-                 "local": "FSDP.state_dict_type(LOCAL_STATE_DICT), torch.save per rank"}
 
 
-def layout(kind, model):
-    """How a `kind` checkpoint of `model` is taken and written, for the checks' words."""
-    return FSDP1_LAYOUTS[kind] if kind in FSDP1_LAYOUTS and is_fsdp1(model) else LAYOUTS[kind]
+def _owns(own, kind):
+    """`own` (the recipe's state dict API, recipes.py: fsdp1_state_dicts or None) has `kind`."""
+    return own is not None and kind in own.LAYOUTS
 
 
-def is_fsdp1(model):
-    """FullyShardedDataParallel wraps the root (fully_shard changes the module's class instead)."""
-    from torch.distributed.fsdp import FullyShardedDataParallel
-    return isinstance(model, FullyShardedDataParallel)
+def layout(kind, own=None):
+    """How a `kind` checkpoint is taken and written, for the checks' words."""
+    return own.LAYOUTS[kind] if _owns(own, kind) else LAYOUTS[kind]
 
 
 def save_after(scenario):
-    steps = int(scenario["train"]["warmup_steps"]) + int(scenario["train"]["steps"])
-    save_step = int(scenario["checkpoint"]["save_step"])
-    return save_step if save_step > 0 else steps
+    save_step = scenario.checkpoint.save_step
+    return save_step if save_step > 0 else scenario.train.total_steps
 
 
 def _local(value):
@@ -94,15 +89,16 @@ def _bytes_of(paths):
     return sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
 
 
-def save(kind, model, optimizer, directory, model_dir, adapter_dir):
-    """Collective. Returns (seconds, bytes this rank wrote, bytes of the whole checkpoint)."""
+def save(kind, model, optimizer, directory, model_dir, adapter_dir, own=None):
+    """Collective. Returns (seconds, bytes this rank wrote, bytes of the whole checkpoint). `own`:
+    the stack's own state dict API for the kinds it has (recipes.py)."""
     rank = dist.get_rank()
     if rank == 0 and os.path.exists(directory):
         shutil.rmtree(directory)
     dist.barrier()
     t0 = time.perf_counter()
-    if kind != "adapter" and is_fsdp1(model):
-        mine = fsdp1_state_dicts.save(kind, model, optimizer, directory, model_dir)
+    if _owns(own, kind):
+        mine = own.save(kind, model, optimizer, directory, model_dir)
     elif kind == "sharded":
         import torch.distributed.checkpoint as dcp
         from torch.distributed.checkpoint.state_dict import get_state_dict
@@ -144,13 +140,13 @@ def save(kind, model, optimizer, directory, model_dir, adapter_dir):
     return seconds, _bytes_of(mine), total
 
 
-def load(kind, model, optimizer, directory):
+def load(kind, model, optimizer, directory, own=None):
     """Collective: the checkpoint into `model` and `optimizer`. Returns the seconds it took."""
     from torch.distributed.checkpoint.state_dict import (StateDictOptions, get_model_state_dict, get_state_dict,
                                                          set_model_state_dict, set_optimizer_state_dict)
     t0 = time.perf_counter()
-    if kind != "adapter" and is_fsdp1(model):
-        fsdp1_state_dicts.load(kind, model, optimizer, directory)
+    if _owns(own, kind):
+        own.load(kind, model, optimizer, directory)
     elif kind == "sharded":
         import torch.distributed.checkpoint as dcp
         msd, osd = get_state_dict(model, optimizer)
@@ -181,7 +177,7 @@ def load(kind, model, optimizer, directory):
     return time.perf_counter() - t0
 
 
-def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, device):
+def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, device, own=None):
     """Collective. The checkpoint loaded into a freshly built model and optimizer, its parameters
     (for an adapter checkpoint the adapters only) zeroed first so that nothing matches by
     accident; every rank's shards of every parameter and optimizer state tensor must equal
@@ -192,14 +188,14 @@ def roundtrip_check(kind, at_save, fresh, fresh_optimizer, directory, save_at, d
         for p in fresh.parameters():
             if not adapter or p.requires_grad:  # with LoRA only the adapters train (and FSDP1
                 p.zero_()                       # without use_orig_params names them by unit)
-    seconds = load(kind, fresh, fresh_optimizer, directory)
+    seconds = load(kind, fresh, fresh_optimizer, directory, own)
     now = local_state(fresh, fresh_optimizer)
     if adapter:  # no optimizer state in an adapter checkpoint
         at_save = {k: v for k, v in at_save.items() if k.startswith("model.")}
         now = {k: v for k, v in now.items() if k.startswith("model.")}
     differ, compared, first = _compare_over_ranks(at_save, now, device)
     return seconds, {"name": "state_dict_roundtrip", "passed": differ == 0,
-                     "detail": f"{kind} checkpoint ({layout(kind, fresh)}) saved "
+                     "detail": f"{kind} checkpoint ({layout(kind, own)}) saved "
                                f"after step {save_at}: {compared:.0f} tensors compared bit for bit "
                                f"({'params' if adapter else 'params and optimizer state'}) over "
                                f"{dist.get_world_size()} ranks, {differ:.0f} differ{first}"}

@@ -77,12 +77,12 @@ class TokenFileData:
         return out
 
 
-def scenario_data(scenario, vocab_size):
-    """The data source a resolved scenario (dict from its YAML) names."""
-    train, data = scenario["train"], scenario.get("data", {"source": "synthetic"})
-    if data["source"] == "tokens":
-        return TokenFileData(data["path"], data["token_dtype"], int(train["seed"]), vocab_size, int(train["seq_len"]))
-    return SyntheticData(int(train["seed"]), vocab_size, int(train["seq_len"]))
+def scenario_data(data, seed, seq_len, vocab_size):
+    """The data source the scenario's `data` section (scenario.Data) names, for train.seed and
+    train.seq_len."""
+    if data.source == "tokens":
+        return TokenFileData(data.path, data.token_dtype, seed, vocab_size, seq_len)
+    return SyntheticData(seed, vocab_size, seq_len)
 
 
 def micro_batches(source, step, rank, batch_size, accumulation):

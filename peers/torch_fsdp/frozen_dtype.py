@@ -43,7 +43,7 @@ def check(scenario, model, model_dir):
     """The frozen_dtype check of the wrapped `model` after training; `model_dir` holds the
     config.json whose dtype model_dtype=auto loads."""
     config = None
-    if scenario["model_dtype"] == "auto":
+    if scenario.model_dtype == "auto":
         from transformers import AutoConfig
         config = AutoConfig.from_pretrained(model_dir)
     loaded = wrap.stored_dtype(scenario, config)

@@ -20,6 +20,11 @@ import torch.distributed as dist
 
 from . import full_layout
 
+# The kinds this API takes, and how each is taken and written (for the checks' words).
+LAYOUTS = {"sharded": "FSDP.state_dict_type(SHARDED_STATE_DICT), torch.distributed.checkpoint",
+           "full": "FSDP.state_dict_type(FULL_STATE_DICT), shardbench's FULL layout",
+           "local": "FSDP.state_dict_type(LOCAL_STATE_DICT), torch.save per rank"}
+
 
 def _fsdp():
     from torch.distributed.fsdp import FullyShardedDataParallel

@@ -81,39 +81,15 @@ def _fsdp2_params(model):
     return params
 
 
-def held(engine, model, optimizer):
-    """Bytes by category this rank holds now, and parameter bytes by stored dtype."""
+def held(storages, model, optimizer):
+    """Bytes by category this rank holds now, and parameter bytes by stored dtype. `storages`:
+    the stack's own (fsdp1_storages or fsdp2_storages: recipes.py picks), then what every stack
+    holds alike (parameters' gradients, the optimizer's state)."""
+    s = _Storages()
     try:
-        return _held(engine, model, optimizer)
+        storages(s, model)
     except AttributeError as e:  # this torch version names FSDP's internals otherwise
         raise NotMeasurable(f"this torch version lacks the FSDP internals the peer counts from ({e})") from e
-
-
-def _held(engine, model, optimizer):
-    s = _Storages()
-    if engine == "torch_fsdp1":
-        handles = _fsdp1_handles(model)
-        for h in handles:
-            s.add("params_sharded", h.flat_param)  # the local shard (its storage: `_local_shard`'s)
-        for p in model.parameters():  # use_orig_params: views into the flat shards above
-            s.add("params_sharded", p)
-        for h in handles:
-            fp = h.flat_param
-            for name in ("_full_param_padded", "_full_prec_full_param_padded", "_mp_shard"):
-                s.add("params_unsharded", getattr(fp, name, None))
-        for h in handles:  # the sharded gradient covers the whole flat shard, frozen slots too
-            s.add("grads", h.flat_param.grad)
-            s.add("grads", getattr(h.flat_param, "_saved_grad_shard", None))
-    else:
-        fsdp_params = _fsdp2_params(model)
-        for fp in fsdp_params:
-            s.add("params_sharded", fp._sharded_param_data)  # padded: the view `sharded_param` lies inside
-        for p in model.parameters():
-            s.add("params_sharded", p)
-        for fp in fsdp_params:
-            for t in getattr(fp, "all_gather_outputs", []) or []:
-                s.add("params_unsharded", t)
-            s.add("params_unsharded", getattr(fp, "_unsharded_param", None))
     for p in model.parameters():
         s.add("grads", p.grad)
     for state in optimizer.state.values():
@@ -121,6 +97,35 @@ def _held(engine, model, optimizer):
             if torch.is_tensor(v):
                 s.add("optim_state", v)
     return s.bytes, s.by_dtype
+
+
+def fsdp1_storages(s, model):
+    """FSDP1: each handle's flat shard, its gathered buffers and its sharded gradient."""
+    handles = _fsdp1_handles(model)
+    for h in handles:
+        s.add("params_sharded", h.flat_param)  # the local shard (its storage: `_local_shard`'s)
+    for p in model.parameters():  # use_orig_params: views into the flat shards above
+        s.add("params_sharded", p)
+    for h in handles:
+        fp = h.flat_param
+        for name in ("_full_param_padded", "_full_prec_full_param_padded", "_mp_shard"):
+            s.add("params_unsharded", getattr(fp, name, None))
+    for h in handles:  # the sharded gradient covers the whole flat shard, frozen slots too
+        s.add("grads", h.flat_param.grad)
+        s.add("grads", getattr(h.flat_param, "_saved_grad_shard", None))
+
+
+def fsdp2_storages(s, model):
+    """FSDP2: each FSDPParam's padded shard and its all-gather outputs."""
+    fsdp_params = _fsdp2_params(model)
+    for fp in fsdp_params:
+        s.add("params_sharded", fp._sharded_param_data)  # padded: the view `sharded_param` lies inside
+    for p in model.parameters():
+        s.add("params_sharded", p)
+    for fp in fsdp_params:
+        for t in getattr(fp, "all_gather_outputs", []) or []:
+            s.add("params_unsharded", t)
+        s.add("params_unsharded", getattr(fp, "_unsharded_param", None))
 
 
 def storage_bytes(tensors):

@@ -25,7 +25,7 @@ def build(scenario, init_dir, model_dir):
     config = LlamaConfig.from_pretrained(model_dir)
     with torch.device("meta"):
         model = LlamaForCausalLM._from_config(config, **{wrap.dtype_keyword(): wrap.stored_dtype(scenario, config)})
-        if scenario["lora"]["enabled"]:
+        if scenario.lora.enabled:
             from peft import LoraConfig, get_peft_model
             lora = LoraConfig.from_pretrained(os.path.join(init_dir, "adapter"))
             lora.inference_mode = False  # saved for inference; the peer trains it
@@ -121,7 +121,7 @@ def load(model, unwrapped_keys, init_dir, model_dir, scenario, device):
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
     rank = dist.get_rank()
     by_file_key = {v: k for k, v in unwrapped_keys.items()}
-    files = _files(init_dir, model_dir, scenario["lora"]["enabled"]) if rank == 0 else None
+    files = _files(init_dir, model_dir, scenario.lora.enabled) if rank == 0 else None
     box = [files]
     dist.broadcast_object_list(box, src=0)
     loaded = set()

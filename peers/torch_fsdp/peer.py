@@ -9,9 +9,10 @@ Launched by `shardbench run` with torchrun's variables, one process per rank.
 
     PYTHONPATH=peers python -m torch_fsdp.peer SCENARIO_YAML --out OUT --init INIT [--allocator LIB]
 
-Read it top to bottom as a recipe (as harness/scenario_runner.cc): setup (connect, build, wrap,
-load), train (warmup, then the measured steps, a save where asked), measure (memory by category,
-collectives, host and device peaks), check_checkpoint, write.
+Read it top to bottom as harness/scenario_runner.cc: setup (connect, build, wrap, load), train
+(warmup, then the measured steps, a save where asked), measure (memory by category, collectives,
+host and device peaks), check_checkpoint, write. The scenario is typed (scenario.py); what differs
+between stacks (wrapping, clipping, FSDP internals, state dict API) is the recipe's (recipes.py).
 
 Exit codes as shardbench's: 0 ok, 1 a check failed or PyTorch refused the combination (a
 finding, written to the records with PyTorch's own message), 2 bad input, 3 infrastructure.
@@ -28,8 +29,8 @@ import traceback
 try:  # a broken environment is infrastructure (exit 3), not a failed check
     import yaml
 
-    from . import checkpoints, collectives, data, frozen_dtype, learning, memory, meta_init, records, units, \
-        unshard_gauge, wrap
+    from . import checkpoints, collectives, data, frozen_dtype, learning, memory, meta_init, optimizer, recipes, \
+        records, scenario, units, unshard_gauge, wrap
 except ImportError as e:
     print(f"peer: the peer's Python lacks a package: {e}", file=sys.stderr)
     sys.exit(3)
@@ -39,30 +40,19 @@ class BadInput(Exception):
     """The user's input is wrong (a malformed token file): exit 2, as shardbench's engines say."""
 
 
-def lr_factor(train, step):
-    """engine/optim/lr_schedule.cc, step for step."""
-    warmup, total = int(train["lr_warmup_steps"]), int(train["warmup_steps"]) + int(train["steps"])
-    if warmup > 0 and step < warmup:
-        return (step + 1) / warmup
-    if train["lr_schedule"] != "cosine":
-        return 1.0
-    decay = max(1, total - warmup)
-    progress = min(1.0, (step - warmup) / decay)
-    return train["min_lr_ratio"] + (1 - train["min_lr_ratio"]) * 0.5 * (1 + math.cos(math.pi * progress))
+# A programming error raised by the peer's own code (its innermost frame in this package), or a
+# scenario of the wrong shape (shardbench wrote it): our bug, whatever the run was doing.
+PROGRAMMING_ERRORS = (KeyError, AttributeError, TypeError, NameError, IndexError)
 
 
-def param_groups(model, train, flat_params):
-    """engine/optim/param_groups.cc: norms (by name) without weight decay, unless FSDP1 flattened
-    them away (use_orig_params=False exposes one flat parameter per unit)."""
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        if not p.requires_grad:
-            continue
-        (no_decay if train["no_decay_on_norms"] and not flat_params and "norm" in name else decay).append(p)
-    groups = [{"params": decay, "weight_decay": float(train["weight_decay"])}]
-    if no_decay:
-        groups.append({"params": no_decay, "weight_decay": 0.0})
-    return groups
+def is_our_bug(e):
+    if isinstance(e, scenario.ScenarioBug):
+        return True
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return isinstance(e, PROGRAMMING_ERRORS) and tb is not None and \
+        os.path.dirname(os.path.abspath(tb.tb_frame.f_code.co_filename)) == os.path.dirname(os.path.abspath(__file__))
 
 
 # What the peer does not measure, and why (the result lists these instead of zeros).
@@ -85,16 +75,17 @@ COMM_TIME_WHY = ("a collective's time in flight runs on Gloo's or NCCL's own thr
 class PeerRun:
     """One scenario instance on one rank of PyTorch's FSDP, phase by phase."""
 
-    def __init__(self, args, scenario):
-        self.args, self.s = args, scenario
-        self.train_cfg = scenario["train"]
-        self.engine = scenario["engine"]
+    def __init__(self, args, s):
+        self.args, self.s = args, s
+        self.train_cfg = s.train
+        self.recipe = recipes.for_scenario(s)
+        self.engine = s.engine
         self.rank = int(os.environ.get("RANK", 0))
         self.world = int(os.environ.get("WORLD_SIZE", 1))
         self.local_rank = int(os.environ.get("LOCAL_RANK", 0))
         self.started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        self.on_meta = scenario["init"] == "meta"
-        self.model_dir = scenario["model"] if self.on_meta and os.path.isdir(scenario["model"]) \
+        self.on_meta = s.init == "meta"
+        self.model_dir = s.model if self.on_meta and os.path.isdir(s.model) \
             else os.path.join(args.init, "model")
         self.record = records.RankRecord()
         self.not_measured = dict(NOT_MEASURED)
@@ -106,9 +97,9 @@ class PeerRun:
         self.checks = []
         self.refusal = None
         # profile.trace: torch.profiler over the measured steps, the phases annotated as ours are.
-        self.tracing = bool(scenario["profile"]["trace"])
+        self.tracing = s.profile.trace
         self.profiler = None
-        if not self.tracing or scenario["backend"] != "gloo":
+        if not self.tracing or s.backend != "gloo":
             self.not_measured.update({name: UNTRACED_WHY for name in SPAN_METRICS})
 
     # ---- setup ----
@@ -120,7 +111,7 @@ class PeerRun:
         t_start = self.connect()
         figures = self.record.figures
         import torch
-        torch.manual_seed(int(self.train_cfg["seed"]))
+        torch.manual_seed(self.train_cfg.seed)
 
         # 1. The same initial weights (exported by shardbench; with init=meta from the scenario's own
         # Hugging Face directory where it names one), the same trainable set. init=meta builds on the
@@ -136,7 +127,7 @@ class PeerRun:
         # alone in one.
         with records.keeping_warnings():  # PyTorch's own warnings are findings too
             wrapped, self.refusal = pytorch_may_refuse(
-                lambda: wrap.wrap_and_optimize(self.s, model, self.device, param_groups), self.world, one_line=False)
+                lambda: self.recipe.wrap_and_optimize(model, self.device), self.world, one_line=False)
         if self.refusal:
             print(f"peer: PyTorch refused the scenario: {self.refusal}", file=sys.stderr)
             return False
@@ -169,18 +160,18 @@ class PeerRun:
                 self.not_measured[name] = self.tracked.why_not
         self.tracked.reset_peaks()
         t_start = self.t_start = time.perf_counter()
-        if self.s["backend"] == "nccl":
+        if self.s.backend == "nccl":
             torch.cuda.set_device(self.local_rank)
             self.device = torch.device("cuda", self.local_rank)
         else:
             self.device = torch.device("cpu")
         self.counter.install()  # before FSDP looks anything up
-        why = self.gauge.install(self.engine)
+        why = self.recipe.install_gauge(self.gauge)
         if why:
             self.not_measured["params_unsharded_peak_bytes"] = self.not_measured["grads_unsharded_peak_bytes"] = why
         t = time.perf_counter()
-        dist.init_process_group(self.s["backend"], timeout=datetime.timedelta(seconds=float(self.s["timeout_s"])),
-                                device_id=self.device if self.s["backend"] == "nccl" else None)
+        dist.init_process_group(self.s.backend, timeout=datetime.timedelta(seconds=self.s.timeout_s),
+                                device_id=self.device if self.s.backend == "nccl" else None)
         self.record.figures["init_time_connect"] = time.perf_counter() - t
         return t_start
 
@@ -188,12 +179,12 @@ class PeerRun:
         """checkpoint.load_from: a torch.distributed.checkpoint directory's parameters and optimizer
         state over the built ones (checkpoints.load, the engine's own SHARDED path). A checkpoint
         PyTorch cannot load is the user's input (exit 2, in PyTorch's words), on every rank."""
-        directory = self.s["checkpoint"]["load_from"]
+        directory = self.s.checkpoint.load_from
         if not directory:
             return
         with records.keeping_warnings():  # PyTorch's state dict warnings are the result's, not stderr's
-            _, failure = pytorch_may_refuse(lambda: checkpoints.load("sharded", self.model, self.optimizer, directory),
-                                            self.world)
+            _, failure = pytorch_may_refuse(
+                lambda: checkpoints.load("sharded", self.model, self.optimizer, directory, self.recipe.state_dicts), self.world)
         if failure:
             raise BadInput(f"checkpoint.load_from '{directory}': PyTorch could not load it: {failure}")
 
@@ -211,7 +202,7 @@ class PeerRun:
     def build_and_wrap(self):
         """The model as this run builds it, wrapped and loaded, with its optimizer."""
         built, _, _, keys = self.build()
-        wrapped, optim = wrap.wrap_and_optimize(self.s, built, self.device, param_groups)
+        wrapped, optim = self.recipe.wrap_and_optimize(built, self.device)
         self.load_into_shards(wrapped, keys)
         return wrapped, optim
 
@@ -219,17 +210,18 @@ class PeerRun:
 
     def train(self):
         try:
-            self.source = data.scenario_data(self.s, wrap.vocab_size(self.args.init))
+            self.source = data.scenario_data(self.s.data, self.train_cfg.seed, self.train_cfg.seq_len,
+                                             wrap.vocab_size(self.args.init))
         except ValueError as e:  # a malformed token file
             raise BadInput(str(e)) from e
         t = time.perf_counter()
-        if self.s["checks"]["learning"]:
+        if self.s.checks.learning:
             self.fingerprints_before = learning.fingerprints(self.model)
         fingerprint_s = time.perf_counter() - t  # harness work, kept out of time_to_first_step
         self.base_lrs = [g["lr"] for g in self.optimizer.param_groups]
-        warmup = int(self.train_cfg["warmup_steps"])
-        self.total = warmup + int(self.train_cfg["steps"])
-        self.kind = self.s["checkpoint"]["type"]
+        warmup = self.train_cfg.warmup_steps
+        self.total = self.train_cfg.total_steps
+        self.kind = self.s.checkpoint.type
         self.save_at = checkpoints.save_after(self.s) if self.kind != "none" else -1
         self.checkpoint_dir = os.path.join(self.args.out, "checkpoint")
         self.saved, self.at_save = None, None
@@ -280,10 +272,10 @@ class PeerRun:
         self.tracked.reset_peaks()
 
         def save():
-            if self.s["checks"]["state_dict_roundtrip"]:
+            if self.s.checks.state_dict_roundtrip:
                 self.at_save = checkpoints.local_state(self.model, self.optimizer)
             return checkpoints.save(self.kind, self.model, self.optimizer, self.checkpoint_dir, self.model_dir,
-                                    os.path.join(self.args.init, "adapter"))
+                                    os.path.join(self.args.init, "adapter"), self.recipe.state_dicts)
 
         with records.keeping_warnings():
             self.saved, self.save_failure = pytorch_may_refuse(save, self.world)
@@ -316,7 +308,7 @@ class PeerRun:
         import torch.distributed as dist
         opt.zero_grad(set_to_none=True)
         loss_sum = None
-        b, accum = int(self.train_cfg["batch_size"]), int(self.train_cfg["grad_accumulation"])
+        b, accum = self.train_cfg.batch_size, self.train_cfg.grad_accumulation
         for ids, labels in data.micro_batches(self.source, step, self.rank, b, accum):
             ids_t = torch.tensor(ids, dtype=torch.long, device=self.device)
             labels_t = torch.tensor(labels, dtype=torch.long, device=self.device)
@@ -335,9 +327,9 @@ class PeerRun:
             global_loss /= self.world
         t_opt = time.perf_counter()
         with self.phase("optimizer"):
-            if float(self.train_cfg["max_grad_norm"]) > 0:
-                wrap.clip_grad_norm(self.s, m, float(self.train_cfg["max_grad_norm"]))
-            factor = lr_factor(self.train_cfg, step)
+            if self.train_cfg.max_grad_norm > 0:
+                self.recipe.clip_grad_norm(m, self.train_cfg.max_grad_norm)
+            factor = optimizer.lr_factor(self.train_cfg, step)
             for g, lr in zip(opt.param_groups, self.base_lrs):
                 g["lr"] = lr * factor
             opt.step()
@@ -352,7 +344,7 @@ class PeerRun:
         before the checkpoint checks build a second model."""
         rec = self.record
         try:
-            rec.held, rec.param_bytes_by_dtype = memory.held(self.engine, self.model, self.optimizer)
+            rec.held, rec.param_bytes_by_dtype = self.recipe.held(self.model, self.optimizer)
         except memory.NotMeasurable as e:
             for name in ("param_bytes", "grad_bytes", "optim_state_bytes", "grad_blowup"):
                 self.not_measured[name] = str(e)
@@ -378,9 +370,9 @@ class PeerRun:
                 self.not_measured["checkpoint_save_peak_bytes"] = self.tracked.why_not
             else:
                 rec.figures["checkpoint_save_peak_bytes"] = self.save_peak
-        if self.s["checks"]["learning"]:
+        if self.s.checks.learning:
             self.checks.append(learning.check(self.model, self.fingerprints_before, rec.loss, self.world))
-        if self.s["checks"]["frozen_dtype"]:
+        if self.s.checks.frozen_dtype:
             self.checks.append(frozen_dtype.check(self.s, self.model, self.model_dir))
 
     # ---- check_checkpoint ----
@@ -390,16 +382,16 @@ class PeerRun:
         (state_dict_roundtrip); then train the remaining steps, compared with the uninterrupted
         run's losses and final state (resume)."""
         import torch.distributed as dist
-        failed_save = self.save_failure
+        failed_save, own = self.save_failure, self.recipe.state_dicts
         if self.stopped_after or failed_save:
             why = (f"not run: training stopped after step {self.stopped_after} (the loss was not finite)" if self.stopped_after
                    else f"PyTorch failed to save the {self.kind} checkpoint: {failed_save}")
-            asked = [name for name in ("state_dict_roundtrip", "resume") if self.s["checks"][name]]
+            asked = [name for name in ("state_dict_roundtrip", "resume") if getattr(self.s.checks, name)]
             for name in asked or (["checkpoint_save"] if failed_save else []):
                 self.checks.append({"name": name, "passed": False, "detail": why})
         else:
             with records.keeping_warnings():  # PyTorch's state dict warnings are the result's, not stderr's
-                at_end = checkpoints.local_state(self.model, self.optimizer) if self.s["checks"]["resume"] else None
+                at_end = checkpoints.local_state(self.model, self.optimizer) if self.s.checks.resume else None
             if self.at_save is not None or at_end is not None:
                 with records.keeping_warnings():
                     fresh, fresh_optimizer = self.build_and_wrap()
@@ -407,14 +399,14 @@ class PeerRun:
                     def load():
                         if self.at_save is not None:
                             return checkpoints.roundtrip_check(self.kind, self.at_save, fresh, fresh_optimizer,
-                                                               self.checkpoint_dir, self.save_at, self.device)
-                        return checkpoints.load(self.kind, fresh, fresh_optimizer, self.checkpoint_dir), None
+                                                               self.checkpoint_dir, self.save_at, self.device, own)
+                        return checkpoints.load(self.kind, fresh, fresh_optimizer, self.checkpoint_dir, own), None
 
                     loaded, failure = pytorch_may_refuse(load, self.world)
                     if failure:  # PyTorch could not load what it saved: a finding in its own words
                         why = f"PyTorch failed to load the {self.kind} checkpoint it saved: {failure}"
                         for name in ("state_dict_roundtrip", "resume"):
-                            if self.s["checks"][name]:
+                            if getattr(self.s.checks, name):
                                 self.checks.append({"name": name, "passed": False, "detail": why})
                         at_end = None
                     else:
@@ -427,7 +419,7 @@ class PeerRun:
                         self.checks.append(checkpoints.resume_check(
                             self.kind, self.save_at, after, self.record.loss[self.save_at:],
                             checkpoints.local_state(fresh, fresh_optimizer), at_end, self.device))
-        if self.kind != "none" and not self.s["checkpoint"]["keep"]:
+        if self.kind != "none" and not self.s.checkpoint.keep:
             dist.barrier()
             if self.rank == 0:
                 shutil.rmtree(self.checkpoint_dir, ignore_errors=True)
@@ -437,7 +429,7 @@ class PeerRun:
     def write(self):
         """Every rank's record to rank 0, which writes records.json. Returns the exit code."""
         import torch.distributed as dist
-        out = records.RunRecords(started_at=self.started_at, versions=records.versions(self.engine, self.s["backend"]))
+        out = records.RunRecords(started_at=self.started_at, versions=records.versions(self.engine, self.s.backend))
         if self.refusal is not None:
             out.refusal = self.refusal
         else:
@@ -504,12 +496,11 @@ def main():
     p.add_argument("--init", required=True)
     p.add_argument("--allocator", help="shardbench's tracking allocator library (harness/peer_launch.cc passes it)")
     args = p.parse_args()
-    with open(args.scenario) as f:
-        scenario = yaml.safe_load(f)
+    s = scenario.load(args.scenario)
     import peft  # noqa: F401  (loaded before init's clock, as shardbench's libraries are)
     import torch  # noqa: F401
     import transformers  # noqa: F401
-    run = PeerRun(args, scenario)
+    run = PeerRun(args, s)
     if run.setup():
         run.train()
         run.measure()
@@ -533,6 +524,8 @@ if __name__ == "__main__":
     except (BadInput, FileNotFoundError, yaml.YAMLError) as e:  # the user's files
         print(f"peer: bad input: {type(e).__name__}: {e}", file=sys.stderr)
         exit_now(2)
-    except Exception:  # a crash of the run itself (a collective, the machine, a bug of ours): infrastructure
+    except Exception as e:  # a crash of the run itself (a collective, the machine) or a bug of ours
         traceback.print_exc()
+        if is_our_bug(e):  # never the user's input: shardbench's "internal error", exit 3 as infrastructure's
+            print(f"peer: internal error (a bug of peers/torch_fsdp): {type(e).__name__}: {e}", file=sys.stderr)
         exit_now(3)

@@ -15,8 +15,8 @@ FSDP's own transitions, by wrapping the methods that make them (private, version
          unsharded gradient; after it, the shard)
 
 Each transition re-reads only that unit's storages (their allocated size, padding included). A
-torch version without these methods: `install` returns why, and the two metrics are reported as
-not measured. Inside wait_for_unshard FSDP2 holds a unit twice for a moment (the flat output and
+torch version without these methods: `install_fsdp1` / `install_fsdp2` (the recipe picks) return
+why, and the two metrics are reported as not measured. Inside wait_for_unshard FSDP2 holds a unit twice for a moment (the flat output and
 the copies it splits out): the gauge reads before and after, as our gauges count a unit once.
 """
 import functools
@@ -71,34 +71,42 @@ class UnshardGauge:
         self._set(self.params, id(handle), _storage_bytes([getattr(fp, "_full_param_padded", None),
                                                             getattr(fp, "_full_prec_full_param_padded", None)]))
 
-    def install(self, engine):
-        """Wraps PyTorch's transitions (before any model is wrapped). Returns why it could not, or None."""
+    def install_fsdp2(self):
+        """Wraps FSDP2's transitions (before any model is wrapped). Returns why it could not, or None."""
         try:
-            if engine == "torch_fsdp2":
-                from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup as Group
-                _after(Group, "unshard", self._fsdp2_params)
-                _after(Group, "wait_for_unshard", self._fsdp2_params)
-                _after(Group, "reshard", self._fsdp2_params)
-                _before_and_after(Group, "post_backward", self._fsdp2_grads, self._fsdp2_grads)
-            else:
-                from torch.distributed.fsdp import _runtime_utils
-                from torch.distributed.fsdp._flat_param import FlatParamHandle as Handle
-                _after(Handle, "unshard", self._fsdp1_params)
-                _after(Handle, "reshard", self._fsdp1_params)
-                original = _runtime_utils._post_backward_hook
-
-                @functools.wraps(original)
-                def post_backward_hook(state, handle, *args, **kwargs):
-                    self._set(self.grads, id(handle), _storage_bytes([handle.flat_param.grad]))
-                    try:
-                        return original(state, handle, *args, **kwargs)
-                    finally:
-                        self._set(self.grads, id(handle), 0)  # now the shard (grad_bytes counts it)
-
-                _runtime_utils._post_backward_hook = post_backward_hook
+            from torch.distributed.fsdp._fully_shard._fsdp_param_group import FSDPParamGroup as Group
+            _after(Group, "unshard", self._fsdp2_params)
+            _after(Group, "wait_for_unshard", self._fsdp2_params)
+            _after(Group, "reshard", self._fsdp2_params)
+            _before_and_after(Group, "post_backward", self._fsdp2_grads, self._fsdp2_grads)
             return None
         except (ImportError, AttributeError) as e:
-            return f"this torch version lacks the FSDP internals the peer reads its gathered buffers at ({e})"
+            return _LACKS.format(e)
+
+    def install_fsdp1(self):
+        """Wraps FSDP1's transitions (before any model is wrapped). Returns why it could not, or None."""
+        try:
+            from torch.distributed.fsdp import _runtime_utils
+            from torch.distributed.fsdp._flat_param import FlatParamHandle as Handle
+            _after(Handle, "unshard", self._fsdp1_params)
+            _after(Handle, "reshard", self._fsdp1_params)
+            original = _runtime_utils._post_backward_hook
+
+            @functools.wraps(original)
+            def post_backward_hook(state, handle, *args, **kwargs):
+                self._set(self.grads, id(handle), _storage_bytes([handle.flat_param.grad]))
+                try:
+                    return original(state, handle, *args, **kwargs)
+                finally:
+                    self._set(self.grads, id(handle), 0)  # now the shard (grad_bytes counts it)
+
+            _runtime_utils._post_backward_hook = post_backward_hook
+            return None
+        except (ImportError, AttributeError) as e:
+            return _LACKS.format(e)
+
+
+_LACKS = "this torch version lacks the FSDP internals the peer reads its gathered buffers at ({})"
 
 
 def _after(cls, name, fn):

@@ -38,8 +38,8 @@ def dtype_keyword():
 def stored_dtype(scenario, config=None):
     """The dtype the weights are stored in: the scenario's model_dtype; auto is the checkpoint's
     own (from_pretrained reads it; a meta build takes it from config.json)."""
-    if scenario["model_dtype"] != "auto":
-        return DTYPES[scenario["model_dtype"]]
+    if scenario.model_dtype != "auto":
+        return DTYPES[scenario.model_dtype]
     if config is None:
         return "auto"
     dtype = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None) or torch.float32
@@ -48,7 +48,7 @@ def stored_dtype(scenario, config=None):
 
 def upcast(scenario, model):
     """fp32 masters for what trains (accelerate since #3848); upcast=all: every parameter."""
-    upcast_all = scenario["upcast"] == "all"
+    upcast_all = scenario.upcast == "all"
     for p in model.parameters():
         if p.requires_grad or upcast_all:
             p.data = p.data.float()
@@ -59,7 +59,7 @@ def load_model(scenario, init_dir, device):
     shardbench stores them, on `device`. Returns (model, params_total, params_trainable)."""
     from transformers import LlamaForCausalLM
     model = LlamaForCausalLM.from_pretrained(os.path.join(init_dir, "model"), **{dtype_keyword(): stored_dtype(scenario)})
-    if scenario["lora"]["enabled"]:
+    if scenario.lora.enabled:
         from peft import PeftModel
         model = PeftModel.from_pretrained(model, os.path.join(init_dir, "adapter"), is_trainable=True)
     else:
@@ -77,7 +77,7 @@ def _decoder_layers(model):
     return [m for m in model.modules() if isinstance(m, LlamaDecoderLayer)]
 
 
-def _checkpoint_decoder_layers(model):
+def checkpoint_decoder_layers(model):
     """activation_checkpointing: each LlamaDecoderLayer's forward is recomputed in backward instead
     of keeping its activations (non-reentrant torch.utils.checkpoint, as torchtitan uses)."""
     from torch.distributed.algorithms._checkpoint.checkpoint_wrapper import (
@@ -96,16 +96,6 @@ def _decoder_blocks(model):
 
 def _lora_linears(model):
     return [m for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and (".lora_A." in n + "." or ".lora_B." in n + ".")]
-
-
-def _adamw(scenario, groups):
-    impl = scenario["optimizer"]["impl"]
-    kwargs = {"lr": float(scenario["train"]["lr"]), "betas": (0.9, 0.999), "eps": 1e-8}
-    if impl == "fused":
-        kwargs["fused"] = True
-    else:
-        kwargs["foreach"] = impl == "foreach"
-    return torch.optim.AdamW(groups, **kwargs)
 
 
 def _peft_policy(model):
@@ -137,13 +127,14 @@ def _accelerate_fsdp2_groups(model, kwargs):
     return [m for m in _decoder_blocks(model) if isinstance(m, FSDPModule)]
 
 
-def _fsdp2(scenario, model):
+def fsdp2(scenario, model):
+    """fully_shard on the scenario's groups (wrap_policy), bottom-up, then the root; prefetch as asked."""
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-    sharding, mp = scenario["sharding"], scenario["mixed_precision"]
-    kwargs = {"reshard_after_forward": bool(sharding["reshard_after_forward"])}
-    if mp["param_dtype"] != "fp32" or mp["reduce_dtype"] != "fp32":
-        kwargs["mp_policy"] = MixedPrecisionPolicy(param_dtype=DTYPES[mp["param_dtype"]], reduce_dtype=DTYPES[mp["reduce_dtype"]])
-    policy = sharding["wrap_policy"]
+    sharding, mp = scenario.sharding, scenario.mixed_precision
+    kwargs = {"reshard_after_forward": sharding.reshard_after_forward}
+    if mp.enabled:
+        kwargs["mp_policy"] = MixedPrecisionPolicy(param_dtype=DTYPES[mp.param_dtype], reduce_dtype=DTYPES[mp.reduce_dtype])
+    policy = sharding.wrap_policy
     layers = _decoder_blocks(model) if policy in ("transformer_block", "lora_separate") else []
     if policy == "lora_separate":
         for m in _lora_linears(model):
@@ -156,21 +147,22 @@ def _fsdp2(scenario, model):
     # "required immediately when the backward pass begins"), as FSDP1 and our engines do: passing
     # True re-gathered the root in backward, one all-gather per step more than the others.
     fully_shard(model, **dict(kwargs, reshard_after_forward=None if kwargs["reshard_after_forward"] else False))
-    if sharding["forward_prefetch"]:
+    if sharding.forward_prefetch:
         for a, b in zip(layers, layers[1:]):
             a.set_modules_to_forward_prefetch([b])
-    if sharding["backward_prefetch"]:
+    if sharding.backward_prefetch:
         for a, b in zip(layers[1:], layers):
             a.set_modules_to_backward_prefetch([b])
     return model
 
 
-def _fsdp1(scenario, model, device):
+def fsdp1(scenario, model, device):
+    """FullyShardedDataParallel with the scenario's auto-wrap policy and options."""
     from torch.distributed.fsdp import BackwardPrefetch, FullyShardedDataParallel, MixedPrecision, ShardingStrategy
     from torch.distributed.fsdp.wrap import ModuleWrapPolicy, lambda_auto_wrap_policy, size_based_auto_wrap_policy
     from transformers.models.llama.modeling_llama import LlamaDecoderLayer
-    sharding, mp = scenario["sharding"], scenario["mixed_precision"]
-    policy = sharding["wrap_policy"]
+    sharding, mp = scenario.sharding, scenario.mixed_precision
+    policy = sharding.wrap_policy
     if policy == "transformer_block":
         auto_wrap = ModuleWrapPolicy({LlamaDecoderLayer})
     elif policy == "lora_separate":  # peft's fsdp_auto_wrap_policy: adapters and layers, each its own unit
@@ -180,22 +172,22 @@ def _fsdp1(scenario, model, device):
     elif policy == "peft":
         auto_wrap = _peft_policy(model)
     elif policy == "size":
-        auto_wrap = functools.partial(size_based_auto_wrap_policy, min_num_params=int(sharding["min_params"]))
+        auto_wrap = functools.partial(size_based_auto_wrap_policy, min_num_params=sharding.min_params)
     else:
         auto_wrap = None
     mixed = None
-    if mp["param_dtype"] != "fp32" or mp["reduce_dtype"] != "fp32":
-        mixed = MixedPrecision(param_dtype=DTYPES[mp["param_dtype"]], reduce_dtype=DTYPES[mp["reduce_dtype"]],
-                               buffer_dtype=DTYPES[mp["param_dtype"]])
+    if mp.enabled:
+        mixed = MixedPrecision(param_dtype=DTYPES[mp.param_dtype], reduce_dtype=DTYPES[mp.reduce_dtype],
+                               buffer_dtype=DTYPES[mp.param_dtype])
     return FullyShardedDataParallel(
-        model, auto_wrap_policy=auto_wrap, use_orig_params=bool(sharding["use_orig_params"]),
-        sharding_strategy=ShardingStrategy.FULL_SHARD if sharding["reshard_after_forward"] else ShardingStrategy.SHARD_GRAD_OP,
-        mixed_precision=mixed, forward_prefetch=bool(sharding["forward_prefetch"]),
-        backward_prefetch=BackwardPrefetch.BACKWARD_PRE if sharding["backward_prefetch"] else None,
-        device_id=device, param_init_fn=_materialize_empty(device) if _on_meta(model) else None)
+        model, auto_wrap_policy=auto_wrap, use_orig_params=sharding.use_orig_params,
+        sharding_strategy=ShardingStrategy.FULL_SHARD if sharding.reshard_after_forward else ShardingStrategy.SHARD_GRAD_OP,
+        mixed_precision=mixed, forward_prefetch=sharding.forward_prefetch,
+        backward_prefetch=BackwardPrefetch.BACKWARD_PRE if sharding.backward_prefetch else None,
+        device_id=device, param_init_fn=_materialize_empty(device) if on_meta(model) else None)
 
 
-def _on_meta(model):
+def on_meta(model):
     return any(p.is_meta for p in model.parameters())
 
 
@@ -203,32 +195,3 @@ def _materialize_empty(device):
     """FSDP1's param_init_fn for a meta model: each unit's own tensors allocated on `device`,
     uninitialised (the checkpoint fills them), as torchtune's FSDP1 recipes did."""
     return lambda module: module.to_empty(device=device, recurse=False)
-
-
-def wrap_and_optimize(scenario, model, device, param_groups):
-    """Wraps the model for the scenario's engine and builds AdamW (before or after, as asked)."""
-    engine = scenario["engine"]
-    fsdp1_flat = engine == "torch_fsdp1" and not scenario["sharding"]["use_orig_params"]
-    before = scenario["optimizer"]["build"] == "before_wrap"
-    optimizer = _adamw(scenario, param_groups(model, scenario["train"], False)) if before else None
-    checkpointing = bool(scenario["activation_checkpointing"])
-    if engine == "torch_fsdp2":
-        if checkpointing:
-            _checkpoint_decoder_layers(model)  # before fully_shard (torchtitan)
-        model = _fsdp2(scenario, model)
-        if _on_meta(model):
-            model.to_empty(device=device)  # each rank's shards, uninitialised (torchtitan)
-    else:
-        model = _fsdp1(scenario, model, device)
-        if checkpointing:
-            _checkpoint_decoder_layers(model)  # inside the wrapped units (PyTorch's FSDP tutorial)
-    if not before:
-        optimizer = _adamw(scenario, param_groups(model, scenario["train"], fsdp1_flat))
-    return model, optimizer
-
-
-def clip_grad_norm(scenario, model, max_norm):
-    if scenario["engine"] == "torch_fsdp1":
-        model.clip_grad_norm_(max_norm)
-    else:
-        torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.grad is not None], max_norm)

@@ -13,7 +13,7 @@ import sys
 
 binary, source, work = sys.argv[1:4]
 sys.path.insert(0, os.path.join(source, "peers"))  # the peer's package, torch_fsdp
-from torch_fsdp import data  # noqa: E402
+from torch_fsdp import data, scenario  # noqa: E402
 
 os.makedirs(work, exist_ok=True)
 rng = random.Random(7)
@@ -26,17 +26,17 @@ for dtype, width in (("uint16", 2), ("uint32", 4)):
 
 cases = [["data.source=synthetic"]] + [
     ["data.source=tokens", f"data.path={p}", f"data.token_dtype={d}"] for d, p in files.items()]
-scenario = os.path.join(source, "scenarios", "smoke.yaml")
+smoke = os.path.join(source, "scenarios", "smoke.yaml")
 checked = 0
 for overrides in cases:
     common = ["world_size=3", "train.batch_size=2", "train.grad_accumulation=2", "train.seq_len=16", "train.seed=99"]
-    out = subprocess.run([binary, "batches", scenario, "--steps", "3"] + common + overrides,
+    out = subprocess.run([binary, "batches", smoke, "--steps", "3"] + common + overrides,
                          check=True, capture_output=True, text=True).stdout
     got = json.loads(out)
-    resolved = {"train": {"seed": 99, "seq_len": 16}, "data": {"source": "synthetic"}}
+    section = scenario.Data(source="synthetic", path="", token_dtype="uint16")
     if overrides[0] == "data.source=tokens":
-        resolved["data"] = {"source": "tokens", "path": overrides[1].split("=", 1)[1], "token_dtype": overrides[2].split("=", 1)[1]}
-    source_data = data.scenario_data(resolved, 256)
+        section = scenario.Data(source="tokens", path=overrides[1].split("=", 1)[1], token_dtype=overrides[2].split("=", 1)[1])
+    source_data = data.scenario_data(section, 99, 16, 256)
     for step in got["steps"]:
         for rank, micro in enumerate(step["ranks"]):
             expected = data.micro_batches(source_data, step["step"], rank, 2, 2)

@@ -46,7 +46,7 @@ def rank_main(rank, port, out):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     gauge = unshard_gauge.UnshardGauge()
-    why = gauge.install("torch_fsdp2")
+    why = gauge.install_fsdp2()
     torch.manual_seed(0)
     model = LlamaForCausalLM(LlamaConfig(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=INTERMEDIATE,
                                          num_hidden_layers=LAYERS, num_attention_heads=4, num_key_value_heads=2))
@@ -67,7 +67,7 @@ def rank_main(rank, port, out):
             model(input_ids=ids, labels=ids, use_cache=False).loss.backward()
             optimizer.step()
     gauge.stop()
-    held, _ = memory.held("torch_fsdp2", model, optimizer)
+    held, _ = memory.held(memory.fsdp2_storages, model, optimizer)
     current = {str(k.value if hasattr(k, "value") else k): v for k, v in tracker.get_tracker_snapshot("current")[torch.device("cpu")].items()}
     peak = {str(k.value if hasattr(k, "value") else k): v for k, v in tracker.get_tracker_snapshot("peak")[torch.device("cpu")].items()}
     out[rank] = {"why": why, "held": held, "current": current, "peak": peak,

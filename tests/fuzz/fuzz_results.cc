@@ -18,7 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const shardbench::StoredResult result = shardbench::ReadResultFile(document, file.path());
     for (const auto& metric : result.metrics) result.metric(metric.name);
   });
-  AcceptOrRefuse([&] { shardbench::ReadRunResult(document, file.path()); });
   AcceptOrRefuse([&] { shardbench::ReadIndex(document, file.path()); });
   AcceptOrRefuse([&] {
     for (const auto& instance : shardbench::ImportGoogleBenchmark(document, file.path()).instances) {
