@@ -1,4 +1,4 @@
-// The frozen_dtype check (catalog case 2): every frozen parameter is held in the dtype it was
+// The frozen_dtype check (suites/catalog.yaml case 2): every frozen parameter is held in the dtype it was
 // loaded in. A harness that upcasts the whole model for mixed precision (accelerate's FSDP2
 // before #3848, accelerate#3844) doubles the memory of a bf16 base model's frozen weights
 // without a single error; this check makes that red.

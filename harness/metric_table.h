@@ -64,6 +64,9 @@ struct MetricRow {
 const std::vector<MetricRow>& MetricTable();
 // An empty metric with the declaration of the row named `name` (InfraError when undeclared).
 Metric Declared(const std::string& name);
+// Whether some row reports a metric named `name`: its name, or its pattern filled in
+// ("comm_all_gather_time" for "comm_{collective}_time").
+bool IsTableMetric(const std::string& name);
 
 std::vector<Metric> BuildMetrics(const std::vector<RankRecord>& ranks, const RunFacts& facts);
 // The record-only metrics (no model FLOPs, device peaks or gradient blowup): `warmup_steps`

@@ -114,8 +114,13 @@ PeerRun Read(const JsonField& root) {
   }
   if (auto v = root.OptionalNonNull("matmul_peak_flops_per_s")) run.matmul_peak = v->Number();
   if (auto v = root.OptionalNonNull("gpu_name")) run.gpu_name = v->String();
-  for (const auto& [name, why] : root.Required("not_measured").Members()) run.not_measured[name] = why.String();
-  for (const auto& [name, why] : root.Required("sampled").Members()) run.sampled[name] = why.String();
+  // The peer names metrics by the table's names, never its own (a typo would hide a figure).
+  for (const char* list : {"not_measured", "sampled"}) {
+    for (const auto& [name, why] : root.Required(list).Members()) {
+      if (!IsTableMetric(name)) why.Fail("a metric of harness/metric_table.cc (not '" + name + "')");
+      (std::string(list) == "not_measured" ? run.not_measured : run.sampled)[name] = why.String();
+    }
+  }
   const auto ranks = root.Required("ranks").Elements();
   if (ranks.empty()) root.Required("ranks").Fail("one record per rank");
   const int64_t steps = static_cast<int64_t>(ranks[0].Required("series").Required("loss").Elements().size());

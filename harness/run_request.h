@@ -4,11 +4,10 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "harness/scenario_runner.h"  // StepProgress
 
@@ -20,13 +19,13 @@ struct RunRequest {
   std::string out_dir;                 // default results/<name>-<timestamp>
   std::vector<std::string> overrides;  // key=value
   bool quiet = false;
-  bool trace = false;                  // --trace: profile.trace=true on every instance
-  int repetitions = 0;                 // > 0: every instance this many times (a gate's samples)
+  bool trace = false;   // --trace: profile.trace=true on every instance
+  int repetitions = 0;  // > 0: every instance this many times (a gate's samples)
   // --repetitions auto[:MAX] --target-mde X [--policy F]: launches of each instance until the
   // policy's gated sampled metrics could catch X (reporters/adaptive_repetitions.h), at most MAX.
   std::optional<int> auto_max;
   std::optional<double> target_mde;
-  std::string policy;                  // empty: the default gate policy
+  std::string policy;  // empty: the default gate policy
   // --only GLOB (repeatable): the instances whose names match any of them (shell globs, as in
   // gate policies); none matching is bad input naming the instances there are.
   std::vector<std::string> only;
@@ -42,7 +41,7 @@ struct RunRequest {
 // What the command line shows of a run (on_step and on_instance unless quiet; on_index always,
 // so that a quiet run can still name what failed); the harness writes the files.
 struct RunDisplay {
-  std::function<void(const StepProgress&)> on_step;                                // rank 0, every step
+  std::function<void(const StepProgress&)> on_step;                                        // rank 0, every step
   std::function<void(const nlohmann::json& result, const std::string& path)> on_instance;  // merged result
   std::function<void(const nlohmann::json& index, const std::string& out_dir)> on_index;   // at the end
 };

@@ -155,7 +155,7 @@ void RankRun::setup() {
   // checkpoint.load_from: a SHARDED checkpoint over the built weights, part of init (counted in
   // init_time); a restarted job's own resume point loads over it later (resume_after_restart).
   if (!s_.checkpoint.load_from.empty()) LoadCheckpointAtInit(*engine_, s_.checkpoint.load_from, comm_.get());
-  // Init's own peak (catalog case 3): building, loading and sharding, before the harness's
+  // Init's own peak (suites/catalog.yaml case 3): building, loading and sharding, before the harness's
   // fingerprints and the first step.
   init_peak_ = static_cast<double>(memory::Snapshot().peak);
   init_s_ = Since(t_start_);

@@ -38,7 +38,8 @@ void SetSamples(StoredMetric& m, std::vector<double> samples) {
 
 void AddMetrics(StoredResult& into, const StoredResult& more) {
   for (const auto& theirs : more.metrics) {
-    auto mine = std::find_if(into.metrics.begin(), into.metrics.end(), [&](const StoredMetric& m) { return m.name == theirs.name; });
+    auto mine = std::find_if(into.metrics.begin(), into.metrics.end(),
+                             [&](const StoredMetric& m) { return m.name == theirs.name; });
     if (mine == into.metrics.end()) {
       into.metrics.push_back(theirs);
       into.metrics.back().repetition_medians = LaunchMedians(theirs);
@@ -55,9 +56,11 @@ void AddMetrics(StoredResult& into, const StoredResult& more) {
 
 void AddChecks(StoredResult& into, const LaunchResult& more) {
   for (const auto& theirs : more.result.checks) {
-    auto mine = std::find_if(into.checks.begin(), into.checks.end(), [&](const Check& c) { return c.name == theirs.name; });
+    auto mine =
+        std::find_if(into.checks.begin(), into.checks.end(), [&](const Check& c) { return c.name == theirs.name; });
     if (mine == into.checks.end()) {
-      into.checks.push_back({theirs.name, theirs.passed, theirs.passed ? theirs.detail : more.label + ": " + theirs.detail});
+      into.checks.push_back(
+          {theirs.name, theirs.passed, theirs.passed ? theirs.detail : more.label + ": " + theirs.detail});
     } else if (mine->passed && !theirs.passed) {
       *mine = {theirs.name, false, more.label + ": " + theirs.detail};
     }
@@ -72,8 +75,10 @@ void AddSteps(StoredResult& into, const StoredResult& more) {
   const auto their_from = more.measured_from_step_by_repetition
                               ? *more.measured_from_step_by_repetition
                               : std::vector<int64_t>{more.measured_from_step.value_or(0)};
-  into.per_rank_steps_by_repetition->insert(into.per_rank_steps_by_repetition->end(), their_steps.begin(), their_steps.end());
-  into.measured_from_step_by_repetition->insert(into.measured_from_step_by_repetition->end(), their_from.begin(), their_from.end());
+  into.per_rank_steps_by_repetition->insert(into.per_rank_steps_by_repetition->end(), their_steps.begin(),
+                                            their_steps.end());
+  into.measured_from_step_by_repetition->insert(into.measured_from_step_by_repetition->end(), their_from.begin(),
+                                                their_from.end());
   auto latest = [](std::optional<int64_t> a, std::optional<int64_t> b) {
     return a || b ? std::optional<int64_t>(std::max(a.value_or(0), b.value_or(0))) : std::nullopt;
   };

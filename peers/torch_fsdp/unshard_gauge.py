@@ -16,8 +16,9 @@ FSDP's own transitions, by wrapping the methods that make them (private, version
 
 Each transition re-reads only that unit's storages (their allocated size, padding included). A
 torch version without these methods: `install_fsdp1` / `install_fsdp2` (the recipe picks) return
-why, and the two metrics are reported as not measured. Inside wait_for_unshard FSDP2 holds a unit twice for a moment (the flat output and
-the copies it splits out): the gauge reads before and after, as our gauges count a unit once.
+why, and the two metrics are reported as not measured. Inside wait_for_unshard FSDP2 holds a
+unit twice for a moment (the flat output and the copies it splits out): the gauge reads before
+and after, as our gauges count a unit once.
 """
 import functools
 

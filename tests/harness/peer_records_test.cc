@@ -88,6 +88,11 @@ TEST(PeerRecords, AMalformedFileIsOurBugNotTheUsersInput) {
   nlohmann::json bad = Records();
   bad["ranks"][1]["held"]["gradients"] = 1;  // not a category
   EXPECT_THROW(ReadPeerRecords(bad, "records.json"), std::logic_error);
+  nlohmann::json misnamed = Records();
+  misnamed["not_measured"]["comm_exposed_seconds"] = "a name the metric table lacks";
+  EXPECT_THROW(ReadPeerRecords(misnamed, "records.json"), std::logic_error);
+  EXPECT_TRUE(IsTableMetric("comm_all_gather_time"));  // a row's pattern filled in
+  EXPECT_FALSE(IsTableMetric("comm__time"));
   bad = Records();
   bad["ranks"][0]["series"]["step_seconds"] = {0.5};  // fewer steps than the loss
   EXPECT_THROW(ReadPeerRecords(bad, "records.json"), std::logic_error);

@@ -1,9 +1,10 @@
 // The one merge of launches (reporters/launch_merge.h), as `run` merges repetitions and `merge`
 // pools runs: metrics and checks matched by name, launches counted through earlier merges, the
 // worst status, per-launch data kept per launch.
+#include "reporters/launch_merge.h"
+
 #include <gtest/gtest.h>
 
-#include "reporters/launch_merge.h"
 #include "reporters/results_writer.h"
 #include "tests/reporters/compare_fixtures.h"
 
@@ -37,8 +38,8 @@ TEST(LaunchMerge, MetricsAndChecksByNameTheWorstStatusWins) {
   std::swap(reordered.metrics[0], reordered.metrics[1]);  // matched by name, not position
   reordered.metrics.push_back(reordered.metrics[0]);
   reordered.metrics.back().name = "step_time";  // only this launch measured it
-  const StoredResult m = MergeLaunches({{Launch(10, true), "repetition 0"}, {Launch(12, true), "repetition 1"},
-                                        {reordered, "repetition 2"}});
+  const StoredResult m = MergeLaunches(
+      {{Launch(10, true), "repetition 0"}, {Launch(12, true), "repetition 1"}, {reordered, "repetition 2"}});
   EXPECT_EQ(m.repetitions, 3);
   EXPECT_EQ(m.metric("tokens_per_s")->repetition_medians, (std::vector<double>{10, 12, 14}));
   EXPECT_EQ(m.metric("tokens_per_s")->samples, (std::vector<double>{10, 12, 14}));
@@ -58,12 +59,13 @@ TEST(LaunchMerge, AMergeMergedAgainCountsEveryLaunch) {
   const StoredResult night1 = MergeLaunches({{Launch(10, true), "repetition 0"}, {Launch(11, true), "repetition 1"}});
   const StoredResult night2 = MergeLaunches({{Launch(12, true), "repetition 0"}});
   // Through the file form, as `merge` reads runs back.
-  const StoredResult pooled = MergeLaunches({{ReadResult(ToJson(night1), "night-1"), "night-1"},
-                                             {ReadResult(ToJson(night2), "night-2"), "night-2"}});
+  const StoredResult pooled = MergeLaunches(
+      {{ReadResult(ToJson(night1), "night-1"), "night-1"}, {ReadResult(ToJson(night2), "night-2"), "night-2"}});
   EXPECT_EQ(pooled.repetitions, 3);
   EXPECT_EQ(pooled.metric("tokens_per_s")->repetition_medians, (std::vector<double>{10, 11, 12}));
   EXPECT_EQ(pooled.loss_by_repetition->size(), 3u);
-  EXPECT_EQ(ToJson(ReadResult(ToJson(pooled), "again")).dump(), ToJson(pooled).dump());  // the writer mirrors the reader
+  EXPECT_EQ(ToJson(ReadResult(ToJson(pooled), "again")).dump(),
+            ToJson(pooled).dump());  // the writer mirrors the reader
 }
 
 }  // namespace
