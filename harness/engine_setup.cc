@@ -35,7 +35,7 @@ shard::MixedPrecision MixedPrecisionFor(const Scenario& s) {
 
 shard::EngineOptions EngineOptionsFor(const Scenario& s, const model::Materialization& materialize) {
   shard::EngineOptions o;
-  o.kind = EngineKindLike(s.engine);
+  o.kind = EngineKindLike(s);
   o.policy = {s.sharding.wrap_policy, s.sharding.min_params};
   o.use_orig_params = s.sharding.use_orig_params;
   o.reshard_after_forward = s.sharding.reshard_after_forward;

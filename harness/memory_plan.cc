@@ -23,7 +23,7 @@ memory::MemoryModelInput LayoutInput(const Scenario& s, int rank) {
   in.config = ScenarioModelConfig(s);
   in.lora = s.lora;
   // PyTorch's FSDP (the peers) is planned as the engine that follows its semantics.
-  in.engine = EngineKindLike(s.engine);
+  in.engine = EngineKindLike(s);
   in.policy = {s.sharding.wrap_policy, s.sharding.min_params};
   in.use_orig_params = s.sharding.use_orig_params;
   in.reshard_after_forward = s.sharding.reshard_after_forward;

@@ -27,7 +27,7 @@ Check LossParityCheck(const Scenario& s, const std::vector<double>& engine_loss)
   auto m = std::move(BuildScenarioModel(whole, s.train.seed, at::Device(at::kCPU)).model);
   // use_orig_params=false exposes one flat parameter per unit, so the engine's optimizer
   // cannot exempt norms from weight decay: neither does the reference then.
-  const bool flat_params = EngineKindLike(s.engine) == shard::EngineKind::kFlat && !s.sharding.use_orig_params &&
+  const bool flat_params = EngineKindLike(s) == shard::EngineKind::kFlat && !s.sharding.use_orig_params &&
                            s.optimizer.build == OptimizerBuild::kAfterWrap;
   optim::AdamW opt(optim::MakeParamGroups(*m, s.train.lr, s.train.weight_decay,
                                           s.train.no_decay_on_norms && !flat_params));

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A Python environment for the PyTorch peer (peers/torch_fsdp) with another torch release, for a
 # version matrix: `.venv-peer-torch-<VERSION>/` holding torch==VERSION from PyPI (its default
-# CUDA build, which also runs on CPU; a few GiB with its CUDA libraries) with the transformers and
-# peft pinned in requirements.txt. Prints the environment's Python. A scenario names it
+# CUDA build, which also runs on CPU; a few GiB with its CUDA libraries) with the transformers,
+# peft and accelerate pinned in requirements.txt. Prints the environment's Python. A scenario names it
 # `peer.python: torch-<VERSION>` (or by that path):
 #   scripts/setup-peer-env.sh 2.10.0
 #   build/shardbench run peers_tiny engine=torch_fsdp2 peer.python=torch-2.10.0
@@ -18,6 +18,6 @@ if [ ! -x "$env_dir/bin/python" ]; then
 fi
 if ! "$env_dir/bin/python" -c "import torch, sys; sys.exit(0 if torch.__version__.split('+')[0] == '$version' else 1)" 2>/dev/null; then
   echo "setup-peer-env: installing torch==$version into $env_dir" >&2
-  "$env_dir/bin/pip" install --quiet --progress-bar off "torch==$version" "$(pin transformers)" "$(pin peft)" pyyaml >&2
+  "$env_dir/bin/pip" install --quiet --progress-bar off "torch==$version" "$(pin transformers)" "$(pin peft)" "$(pin accelerate)" pyyaml >&2
 fi
 echo "$env_dir/bin/python"

@@ -18,18 +18,27 @@ void ValidatePerParam(const Scenario& s, const std::string& src) {
   }
 }
 
+template <shard::EngineKind kind>
+shard::EngineKind Like(const Scenario&) {
+  return kind;
+}
+
+shard::EngineKind LikeAccelerate(const Scenario& s) {
+  return s.accelerate.fsdp_version == 1 ? shard::EngineKind::kFlat : shard::EngineKind::kPerParam;
+}
+
 }  // namespace
 
 const std::vector<EngineSpec>& EngineRegistry() {
   using shard::EngineKind;
   static const std::vector<EngineSpec> specs = {
-      {Engine::kReference, "reference", EngineKind::kReference, EngineKind::kReference, nullptr, NothingToRefuse},
-      {Engine::kFlat, "flat", EngineKind::kFlat, EngineKind::kFlat, nullptr, NothingToRefuse},
-      {Engine::kPerParam, "per_param", EngineKind::kPerParam, EngineKind::kPerParam, nullptr, ValidatePerParam},
-      {Engine::kTorchFsdp1, "torch_fsdp1", std::nullopt, EngineKind::kFlat, "torch_fsdp.peer",
+      {Engine::kReference, "reference", EngineKind::kReference, Like<EngineKind::kReference>, nullptr, NothingToRefuse},
+      {Engine::kFlat, "flat", EngineKind::kFlat, Like<EngineKind::kFlat>, nullptr, NothingToRefuse},
+      {Engine::kPerParam, "per_param", EngineKind::kPerParam, Like<EngineKind::kPerParam>, nullptr, ValidatePerParam},
+      {Engine::kTorchFsdp1, "torch_fsdp1", std::nullopt, Like<EngineKind::kFlat>, "torch_fsdp.peer", ValidatePeerScenario},
+      {Engine::kTorchFsdp2, "torch_fsdp2", std::nullopt, Like<EngineKind::kPerParam>, "torch_fsdp.peer",
        ValidatePeerScenario},
-      {Engine::kTorchFsdp2, "torch_fsdp2", std::nullopt, EngineKind::kPerParam, "torch_fsdp.peer",
-       ValidatePeerScenario},
+      {Engine::kAccelerate, "accelerate", std::nullopt, LikeAccelerate, "torch_fsdp.peer", ValidatePeerScenario},
   };
   return specs;
 }
@@ -48,6 +57,6 @@ bool IsPeerEngine(Engine engine) { return SpecOf(engine).is_peer(); }
 
 std::optional<shard::EngineKind> OurEngineKind(Engine engine) { return SpecOf(engine).ours; }
 
-shard::EngineKind EngineKindLike(Engine engine) { return SpecOf(engine).predicted_by; }
+shard::EngineKind EngineKindLike(const Scenario& s) { return SpecOf(s.engine).predicted_by(s); }
 
 }  // namespace shardbench

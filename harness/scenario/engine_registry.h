@@ -24,8 +24,9 @@ struct EngineSpec {
   // Ours: the ShardedModel MakeShardedModel builds. A peer: none (PyTorch runs it in Python).
   std::optional<shard::EngineKind> ours;
   // The model of ours whose memory and communication predictions it follows (a peer shares
-  // the semantics of one of ours: torch_fsdp1 flat parameters, torch_fsdp2 per-parameter).
-  shard::EngineKind predicted_by;
+  // the semantics of one of ours: torch_fsdp1 flat parameters, torch_fsdp2 per-parameter;
+  // accelerate the one of its accelerate.fsdp_version).
+  shard::EngineKind (*predicted_by)(const Scenario& s);
   // A peer's Python module under the project's peers/ (run as `python -m`); nullptr for ours.
   const char* peer_module;
   // Refuses what this engine does not map: InputError naming `src` and the field.
@@ -43,8 +44,8 @@ const char* EngineName(Engine engine);
 bool IsPeerEngine(Engine engine);
 // Ours: the engine kind MakeShardedModel builds. Peer engines have none (nullopt).
 std::optional<shard::EngineKind> OurEngineKind(Engine engine);
-// The engine of ours whose memory and communication models predict `engine` (flat for
-// torch_fsdp1, per_param for torch_fsdp2).
-shard::EngineKind EngineKindLike(Engine engine);
+// The engine of ours whose memory and communication models predict the scenario's engine (flat
+// for torch_fsdp1 and accelerate.fsdp_version 1, per_param for torch_fsdp2 and version 2).
+shard::EngineKind EngineKindLike(const Scenario& s);
 
 }  // namespace shardbench

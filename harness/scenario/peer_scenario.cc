@@ -6,23 +6,57 @@
 namespace shardbench {
 
 void ValidatePeerScenario(const Scenario& s, const std::string& src) {
-  const std::string who = src + ": engine=" + EngineName(s.engine) + " (PyTorch's FSDP, peers/torch_fsdp): ";
+  const bool accelerate = s.engine == Engine::kAccelerate;
+  // fully_shard's semantics: torch_fsdp2, and accelerate's FSDP2 plugin.
+  const bool per_parameter = s.engine == Engine::kTorchFsdp2 || (accelerate && s.accelerate.fsdp_version == 2);
+  const std::string who = src + ": engine=" + EngineName(s.engine) +
+                          (accelerate ? " (accelerate's FSDP plugin, version " + std::to_string(s.accelerate.fsdp_version) + ", "
+                                      : " (PyTorch's FSDP, ") +
+                          "peers/torch_fsdp): ";
   auto refuse = [&](const std::string& field, const std::string& why) {
     throw InputError(who + field + " is not mapped onto the peer: " + why + " (peers/README.md lists what is)");
   };
-  if (s.checkpoint.type == CheckpointType::kLocal && s.engine == Engine::kTorchFsdp2) {
+  if (s.checkpoint.type == CheckpointType::kLocal && per_parameter) {
     refuse("checkpoint.type=local", "fully_shard (FSDP2) has no local state dict: its state dict is DTensor shards "
                                     "already (use sharded); FSDP1's LOCAL_STATE_DICT is mapped on torch_fsdp1");
   }
   if (!s.failpoints.empty()) refuse("failpoints", "they inject faults into shardbench's own engines");
   if (s.train.warmup_auto) refuse("train.warmup_steps=auto", "the peer reads a number of warmup steps");
   if (s.profile.kernel_trace) refuse("profile.kernel_trace", "use the torch profiler on the peer side");
-  if (s.engine == Engine::kTorchFsdp2 && !s.sharding.use_orig_params) {
+  if (per_parameter && !s.sharding.use_orig_params) {
     throw InputError(who + "sharding.use_orig_params=false is an FSDP1 option; fully_shard always keeps each "
                      "parameter as its own DTensor");
   }
   if (s.engine == Engine::kTorchFsdp2 && s.sharding.wrap_policy == shard::WrapPolicyKind::kSize) {
     refuse("sharding.wrap_policy=size", "fully_shard has no auto-wrap policy; use transformer_block, lora_separate, peft or none");
+  }
+  if (!accelerate) return;
+  if (s.sharding.wrap_policy == shard::WrapPolicyKind::kLoraSeparate) {
+    refuse("sharding.wrap_policy=lora_separate", "accelerate's plugin takes transformer_based_wrap, size_based_wrap or "
+                                                 "a policy; PEFT's own policy (adapters separately) is wrap_policy=peft");
+  }
+  if (s.checkpoint.type == CheckpointType::kAdapter) {
+    refuse("checkpoint.type=adapter", "accelerate's save_state writes the model by the plugin's state_dict_type "
+                                      "(full, sharded, local)");
+  }
+  if (!s.checkpoint.load_from.empty()) {
+    refuse("checkpoint.load_from", "accelerate starts from its own save_state directories, not from a DCP checkpoint");
+  }
+  if (s.init == Init::kMeta) {
+    refuse("init=meta", "accelerate's counterpart (cpu_ram_efficient_loading) is not mapped yet; FSDP1's needs "
+                        "sync_module_states, which accelerate refuses on CPU");
+  }
+  if (per_parameter && s.optimizer.build == OptimizerBuild::kAfterWrap) {
+    refuse("optimizer.build=after_wrap", "accelerate's FSDP2 prepares a model only together with its optimizer "
+                                         "(accelerator.prepare(model, optimizer)); set optimizer.build=before_wrap");
+  }
+  if (per_parameter && s.sharding.forward_prefetch) {
+    refuse("sharding.forward_prefetch=true", "accelerate's FSDP2 plugin sets no explicit forward prefetch");
+  }
+  if (!per_parameter && s.checkpoint.type == CheckpointType::kFull && s.backend == Backend::kGloo) {
+    refuse("checkpoint.type=full", "accelerate's save_state gathers FSDP1's full state dict with offload_to_cpu "
+                                   "(num_processes > 1), which crashes torch 2.11 on CPU parameters (SIGSEGV in "
+                                   "_state_dict_utils.py param_hook); use sharded, or run on a GPU");
   }
 }
 

@@ -115,12 +115,19 @@ struct DataConfig {
   std::string token_dtype = "uint16";  // uint16 | uint32, little-endian
 };
 
-// The peer implementation (engine torch_fsdp1 | torch_fsdp2; peers/torch_fsdp).
+// The peer implementation (engine torch_fsdp1 | torch_fsdp2 | accelerate; peers/torch_fsdp).
 struct PeerConfig {
   // The Python whose torch, transformers and peft run the peer: a path, "project" (the project's
   // .venv), or an environment name made by scripts/setup-peer-env.sh ("torch-2.10.0"); "" =
   // $SHARDBENCH_PYTHON, else the project's .venv. A matrix over several compares versions.
   std::string python;
+};
+
+// Hugging Face accelerate as the engine (engine accelerate; peers/torch_fsdp/recipes.py): its
+// Accelerator with a FullyShardedDataParallelPlugin of this FSDP version, built from the
+// scenario's sharding, mixed precision, checkpoint and activation checkpointing fields.
+struct AccelerateConfig {
+  int fsdp_version = 1;  // 1: FullyShardedDataParallel | 2: fully_shard
 };
 
 // Optional instrumentation that costs time of its own.
@@ -160,7 +167,8 @@ struct Scenario {
   ModelShape model_shape;
   model::LoraConfig lora;      // enabled=false: full fine-tune
   // reference (unsharded data parallel, the baseline) | flat (FSDP1) | per_param (FSDP2) |
-  // torch_fsdp1 | torch_fsdp2 (PyTorch's own, through the Python peer: peers/torch_fsdp)
+  // torch_fsdp1 | torch_fsdp2 (PyTorch's own, through the Python peer: peers/torch_fsdp) |
+  // accelerate (Hugging Face accelerate's FSDP plugin, the same peer: accelerate.fsdp_version)
   Engine engine = Engine::kReference;
   ShardingConfig sharding;
   MixedPrecisionConfig mixed_precision;
@@ -184,6 +192,7 @@ struct Scenario {
   ChecksConfig checks;
   ProfileConfig profile;
   PeerConfig peer;
+  AccelerateConfig accelerate;
   // Known breakages to inject (engine/common/failpoints.h); empty in any honest run.
   std::vector<std::string> failpoints;
   int world_size = 1;  // at most kMaxWorldSize

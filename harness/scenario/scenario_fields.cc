@@ -227,6 +227,7 @@ std::vector<ScenarioField> BuildFields() {
       BoolField("checks.state_dict_roundtrip", [](Scenario& s) -> bool& { return s.checks.state_dict_roundtrip; }),
       BoolField("checks.resume", [](Scenario& s) -> bool& { return s.checks.resume; }),
       StringField("peer.python", [](Scenario& s) -> std::string& { return s.peer.python; }),
+      IntField("accelerate.fsdp_version", 1, [](Scenario& s) -> int& { return s.accelerate.fsdp_version; }, 2),
       BoolField("profile.kernel_trace", [](Scenario& s) -> bool& { return s.profile.kernel_trace; }),
       BoolField("profile.trace", [](Scenario& s) -> bool& { return s.profile.trace; }),
       {"failpoints", "a list of failpoint names",

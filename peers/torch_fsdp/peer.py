@@ -318,7 +318,7 @@ class PeerRun:
                 logits = m(input_ids=ids_t, use_cache=False).logits
                 loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.size(-1)), labels_t.reshape(-1))
             with self.phase("backward"):
-                (loss / accum).backward()
+                self.recipe.backward(m, loss / accum)
             loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
         local_loss = loss_sum / accum
         global_loss = local_loss.clone()

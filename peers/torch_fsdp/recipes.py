@@ -3,10 +3,12 @@ data.py, optimizer.py, learning.py, memory.py, records.py): what differs between
 model is wrapped, how gradients are clipped, which FSDP internals the memory count and the unshard
 gauge read, and which state dict API a checkpoint goes through. Everything else is the core's.
 
-Adding a stack (accelerate's FSDP1 / FSDP2 plugins, torchtune's recipe): a class here, its entry
-in RECIPES, and its engine in harness/scenario/engine_registry.cc.
+Adding a stack (torchtune's recipe next): a class here, its entry in RECIPES, and its engine in
+harness/scenario/engine_registry.cc.
 """
-from . import fsdp1_state_dicts, memory, optimizer, wrap
+import os
+
+from . import accelerate_plugin, fsdp1_state_dicts, memory, optimizer, wrap
 
 
 class Recipe:
@@ -35,6 +37,9 @@ class Recipe:
         if not before:
             opt = optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, self.flat_params))
         return model, opt
+
+    def backward(self, model, loss):
+        loss.backward()
 
     def clip_grad_norm(self, model, max_norm):
         import torch
@@ -93,7 +98,84 @@ class Fsdp1(Recipe):
         return gauge.install_fsdp1()
 
 
-RECIPES = {cls.engine: cls for cls in (Fsdp1, Fsdp2)}
+class AccelerateStateDicts:
+    """accelerate's save_state / load_state as the checkpoint of every kind it saves: the plugin's
+    state_dict_type (accelerate_plugin.STATE_DICT_TYPES) in accelerate's own layout, with its RNG
+    states. Each prepared model is saved and loaded by the Accelerator that prepared it."""
+    LAYOUTS = {kind: f"accelerate save_state, {t}" for kind, t in accelerate_plugin.STATE_DICT_TYPES.items()}
+
+    def __init__(self, recipe):
+        self.recipe = recipe
+
+    def save(self, kind, model, optim, directory, model_dir):
+        """Collective. The files this rank wrote: those named for it (DCP's `__<rank>_0.distcp`,
+        accelerate's `*rank<rank>*` and `random_states_<rank>.pkl`); rank 0 also the unnamed ones."""
+        import torch.distributed as dist
+        self.recipe.accelerator_of(model).save_state(directory)
+        dist.barrier()
+        rank, mine = dist.get_rank(), []
+        for root, _, files in os.walk(directory):
+            for f in files:
+                named = [r for r in range(dist.get_world_size())
+                         if f.startswith(f"__{r}_") or f"rank{r}" in f or f == f"random_states_{r}.pkl"]
+                if (named and named[0] == rank) or (not named and rank == 0):
+                    mine.append(os.path.join(root, f))
+        return mine
+
+    def load(self, kind, model, optim, directory):
+        self.recipe.accelerator_of(model).load_state(directory)
+
+
+class Accelerate(Recipe):
+    """Hugging Face accelerate: an Accelerator with the scenario's FSDP plugin
+    (accelerate_plugin.py, FSDP1 or FSDP2 by accelerate.fsdp_version), prepare,
+    accelerator.backward, its clip_grad_norm_, save_state / load_state."""
+    engine = "accelerate"
+
+    def __init__(self, s):
+        super().__init__(s)
+        self.version = s.accelerate.fsdp_version
+        self.state_dicts = AccelerateStateDicts(self)
+        self._accelerators = {}  # id(prepared model) -> the Accelerator that prepared it
+        if s.backend == "gloo":
+            accelerate_plugin.use_cpu_device()
+
+    @property
+    def flat_params(self):
+        return self.version == 1 and not self.s.sharding.use_orig_params
+
+    def wrap_and_optimize(self, model, device):
+        """optimizer.build before_wrap: the optimizer over the model's own parameters, prepared
+        with it (accelerate maps its groups onto the wrapped parameters); after_wrap: prepare(model),
+        then the optimizer over the wrapped model's parameters (FSDP1 only: accelerate's FSDP2
+        needs both together, refused up front)."""
+        accelerator = accelerate_plugin.accelerator_for(self.s, model)
+        if self.s.optimizer.build == "before_wrap":
+            opt = optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, False))
+            model, opt = accelerator.prepare(model, opt)
+        else:
+            model = accelerator.prepare(model)
+            opt = accelerator.prepare(optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, self.flat_params)))
+        self._accelerators[id(model)] = accelerator
+        return model, opt
+
+    def accelerator_of(self, model):
+        return self._accelerators[id(model)]
+
+    def backward(self, model, loss):
+        self.accelerator_of(model).backward(loss)
+
+    def clip_grad_norm(self, model, max_norm):
+        self.accelerator_of(model).clip_grad_norm_(model.parameters(), max_norm)
+
+    def held(self, model, optim):
+        return memory.held(memory.fsdp1_storages if self.version == 1 else memory.fsdp2_storages, model, optim)
+
+    def install_gauge(self, gauge):
+        return gauge.install_fsdp1() if self.version == 1 else gauge.install_fsdp2()
+
+
+RECIPES = {cls.engine: cls for cls in (Fsdp1, Fsdp2, Accelerate)}
 
 
 def for_scenario(s):

@@ -104,10 +104,15 @@ class Profile:
 
 
 @dataclasses.dataclass(frozen=True)
+class Accelerate:
+    fsdp_version: int  # engine accelerate: the plugin's FSDP version, 1 | 2
+
+
+@dataclasses.dataclass(frozen=True)
 class Scenario:
     name: str
     model: str
-    engine: str  # torch_fsdp1 | torch_fsdp2
+    engine: str  # torch_fsdp1 | torch_fsdp2 | accelerate
     lora: Lora
     sharding: Sharding
     mixed_precision: MixedPrecision
@@ -121,6 +126,7 @@ class Scenario:
     checkpoint: Checkpoint
     checks: Checks
     profile: Profile
+    accelerate: Accelerate
     world_size: int
     backend: str  # gloo | nccl
     timeout_s: float

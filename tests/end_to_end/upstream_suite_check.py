@@ -17,7 +17,12 @@ shutil.rmtree(work, ignore_errors=True)
 # The check each expected-red entry is red on (its failed check, in the instance's message).
 RED_BECAUSE = {"fsdp1_frozen_mix_use_orig_params": "grad_memory", "fsdp1_frozen_mix_flat_params": "peer_accepts_scenario",
                "fsdp1_local_state_dict_use_orig_params": "state_dict_roundtrip",
-               "fsdp1_optimizer_before_wrap_flat_params": "learning", "fsdp2_frozen_base_upcast": "frozen_dtype"}
+               "fsdp1_optimizer_before_wrap_flat_params": "learning", "fsdp2_frozen_base_upcast": "frozen_dtype",
+               "accelerate_fsdp1_frozen_mix_flat_params": "peer_accepts_scenario",
+               "accelerate_fsdp1_optimizer_before_prepare_flat_params": "learning",
+               "accelerate_fsdp1_sharded_state_dict": "state_dict_roundtrip"}
+# Pairs that must train identically (losses equal to the bit): accelerate#2177's claim.
+IDENTICAL = [("accelerate_fsdp1_optimizer_before_prepare_use_orig_params", "accelerate_fsdp1_optimizer_after_prepare_use_orig_params")]
 
 
 def fail(msg):
@@ -35,6 +40,12 @@ for inst in index["instances"]:
     print(f"{inst['name']}: {inst['colour']} as expected")
 if sorted(RED_BECAUSE) != sorted(i["name"].split("[")[0] for i in index["instances"] if i["colour"] == "red"):
     fail("the red entries are not the ones this test names")
+by_entry = {i["name"].split("[")[0]: i for i in index["instances"]}
+for a, b in IDENTICAL:
+    la, lb = (json.load(open(os.path.join(work, by_entry[e]["file"])))["loss"] for e in (a, b))
+    if la != lb:
+        fail(f"{a} and {b} should train identically: losses {la} vs {lb}")
+    print(f"{a} == {b}: {len(la)} losses equal")
 if p.returncode != 0:
     fail(f"exit {p.returncode} with every instance as expected\n{p.stderr[-2000:]}")
 print(f"upstream_suite_check: {len(index['instances'])} instances in their expected colours")

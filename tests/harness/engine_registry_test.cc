@@ -24,7 +24,7 @@ TEST(EngineRegistry, EveryEngineHasExactlyOneSpec) {
     // Ours build a ShardedModel; a peer is a program; never both, never neither.
     EXPECT_NE(spec.ours.has_value(), spec.is_peer()) << spec.name;
     if (spec.ours) {
-      EXPECT_EQ(*spec.ours, spec.predicted_by) << spec.name;
+      EXPECT_EQ(*spec.ours, spec.predicted_by(Scenario{})) << spec.name;
     }
   }
   EXPECT_EQ(EngineRegistry().size(), names.size());
@@ -38,6 +38,17 @@ TEST(EngineRegistry, ScenarioNamesParseBackToTheirEngine) {
     EXPECT_STREQ(EngineName(s.engine), spec.name);
   }
   EXPECT_THROW(ParseScenario(YAML::Load("name: x\nmodel: tiny\nengine: fsdp3\n"), "registry_test", {}), InputError);
+}
+
+// accelerate follows the FSDP version its plugin wraps with: flat parameters or per-parameter.
+TEST(EngineRegistry, AccelerateIsPredictedByItsFsdpVersion) {
+  const auto parse = [](const std::string& version) {
+    return ParseScenario(YAML::Load("name: x\nmodel: tiny\nworld_size: 2\n"), "registry_test",
+                         {"engine=accelerate", "optimizer.build=before_wrap", "accelerate.fsdp_version=" + version});
+  };
+  EXPECT_EQ(EngineKindLike(parse("1")), shard::EngineKind::kFlat);
+  EXPECT_EQ(EngineKindLike(parse("2")), shard::EngineKind::kPerParam);
+  EXPECT_THROW(parse("3"), InputError);
 }
 
 }  // namespace
