@@ -127,6 +127,13 @@ def yaml_shapes():
         # Found by scripts/fuzz.sh (tests/fuzz/regressions/scenario): a mapping as an axis or exclude key.
         ("matrix-axis-is-map", BASE + "matrix:\n  {a: 1}: [1]\n", ["s.yaml:20", "plain word"]),
         ("exclude-key-is-map", BASE + "matrix:\n  train.steps: [1, 2]\nexclude:\n  - {[a]: 1}\n", ["s.yaml:22", "plain word"]),
+        # engine accelerate: its FSDP version, and what its plugin does not map.
+        ("accelerate-fsdp-version-3", BASE.replace("engine: reference", "engine: accelerate") + "accelerate:\n  fsdp_version: 3\n",
+         ["s.yaml:20", "accelerate.fsdp_version", "from 1 to 2"]),
+        ("accelerate-lora-separate", BASE.replace("engine: reference", "engine: accelerate").replace("world_size: 1", "world_size: 2")
+         + "sharding:\n  wrap_policy: lora_separate\n", ["s.yaml", "engine=accelerate", "sharding.wrap_policy=lora_separate"]),
+        ("accelerate-fsdp2-optimizer-after-wrap", BASE.replace("engine: reference", "engine: accelerate")
+         + "accelerate:\n  fsdp_version: 2\n", ["s.yaml", "optimizer.build=after_wrap", "before_wrap"]),
     ]
     return [scenario_case(n, t, s) for n, t, s in top]
 
