@@ -1,7 +1,7 @@
 // How one repetition ended, as its launcher records it, and the one place an exception becomes
-// such an outcome: our errors (engine/common/error.h) keep their exit code and words; any other
-// exception is our own bug, reported as "internal error" with infrastructure's code, as
-// cli/main.cc reports one that reaches it.
+// such an outcome: our errors (engine/common/error.h) keep their exit code and words; a path the
+// filesystem refused is classified by its errno (FileErrorCode); any other exception is our own
+// bug, reported as "internal error" with infrastructure's code, as cli/main.cc reports them.
 #pragma once
 
 #include <functional>

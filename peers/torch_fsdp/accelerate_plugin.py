@@ -38,8 +38,7 @@ def _wrap_policy(s, model):
     if policy == "size":
         return {"auto_wrap_policy": "size_based_wrap", "min_num_params": s.sharding.min_params}
     if policy == "peft":
-        from peft.utils.other import fsdp_auto_wrap_policy
-        return {"auto_wrap_policy": fsdp_auto_wrap_policy(model)}
+        return {"auto_wrap_policy": wrap.peft_policy(model)}
     return {"auto_wrap_policy": "no_wrap"}  # none (lora_separate is refused up front)
 
 

@@ -6,13 +6,15 @@ gauge read, and which state dict API a checkpoint goes through. Everything else 
 Adding a stack (torchtune's recipe next): a class here, its entry in RECIPES, and its engine in
 harness/scenario/engine_registry.cc.
 """
+import abc
 import os
 
 from . import accelerate_plugin, fsdp1_state_dicts, memory, optimizer, wrap
 
 
-class Recipe:
-    """One stack. `s`: the typed scenario (scenario.py)."""
+class Recipe(abc.ABC):
+    """One stack. `s`: the typed scenario (scenario.py). A stack defines wrap, held and
+    install_gauge (abstract: a recipe without them cannot be built); the rest has defaults."""
     engine = None
     # The state dict API of this stack's own users for the checkpoint kinds it has one for
     # (save, load, layout); other kinds go through torch.distributed.checkpoint's (checkpoints.py).
@@ -26,8 +28,9 @@ class Recipe:
         """The optimizer sees flat parameters (FSDP1 without use_orig_params)."""
         return False
 
+    @abc.abstractmethod
     def wrap(self, model, device):
-        raise NotImplementedError
+        """The model wrapped by this stack's FSDP (the optimizer is the caller's)."""
 
     def wrap_and_optimize(self, model, device):
         """Wraps the model and builds AdamW before or after, as optimizer.build asks."""
@@ -35,8 +38,13 @@ class Recipe:
         opt = optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, False)) if before else None
         model = self.wrap(model, device)
         if not before:
-            opt = optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, self.flat_params))
+            groups = optimizer.param_groups(model, self.s.train, self.flat_params)
+            opt = self.prepared(model, optimizer.adamw(self.s, groups))
         return model, opt
+
+    def prepared(self, model, opt):
+        """An optimizer built over the wrapped `model`, as this stack hands it to training."""
+        return opt
 
     def backward(self, model, loss):
         loss.backward()
@@ -45,13 +53,13 @@ class Recipe:
         import torch
         torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.grad is not None], max_norm)
 
+    @abc.abstractmethod
     def held(self, model, optim):
         """Bytes by category this rank holds now, and parameter bytes by stored dtype."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def install_gauge(self, gauge):
         """The unshard gauge on this stack's transitions; why it could not, or None."""
-        raise NotImplementedError
 
 
 class Fsdp2(Recipe):
@@ -144,18 +152,26 @@ class Accelerate(Recipe):
     def flat_params(self):
         return self.version == 1 and not self.s.sharding.use_orig_params
 
+    def wrap(self, model, device):
+        """accelerator.prepare(model) alone (optimizer.build after_wrap; FSDP1 only: accelerate's
+        FSDP2 needs the optimizer with it, refused up front)."""
+        accelerator = accelerate_plugin.accelerator_for(self.s, model)
+        model = accelerator.prepare(model)
+        self._accelerators[id(model)] = accelerator
+        return model
+
+    def prepared(self, model, opt):
+        return self.accelerator_of(model).prepare(opt)
+
     def wrap_and_optimize(self, model, device):
         """optimizer.build before_wrap: the optimizer over the model's own parameters, prepared
-        with it (accelerate maps its groups onto the wrapped parameters); after_wrap: prepare(model),
-        then the optimizer over the wrapped model's parameters (FSDP1 only: accelerate's FSDP2
-        needs both together, refused up front)."""
+        together with it (accelerate maps its groups onto the wrapped parameters); after_wrap: the
+        shared order (wrap, then the optimizer over the wrapped parameters, prepared)."""
+        if self.s.optimizer.build != "before_wrap":
+            return super().wrap_and_optimize(model, device)
         accelerator = accelerate_plugin.accelerator_for(self.s, model)
-        if self.s.optimizer.build == "before_wrap":
-            opt = optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, False))
-            model, opt = accelerator.prepare(model, opt)
-        else:
-            model = accelerator.prepare(model)
-            opt = accelerator.prepare(optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, self.flat_params)))
+        opt = optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, False))
+        model, opt = accelerator.prepare(model, opt)
         self._accelerators[id(model)] = accelerator
         return model, opt
 

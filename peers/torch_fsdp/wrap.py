@@ -98,7 +98,7 @@ def _lora_linears(model):
     return [m for n, m in model.named_modules() if isinstance(m, torch.nn.Linear) and (".lora_A." in n + "." or ".lora_B." in n + ".")]
 
 
-def _peft_policy(model):
+def peft_policy(model):
     """PEFT's own fsdp_auto_wrap_policy (peft/utils/other.py), as transformers' Trainer puts it on
     accelerate's FSDP plugin for a PEFT model: leaf modules whose weight trains, or the model's
     _no_split_modules (LlamaDecoderLayer)."""
@@ -117,7 +117,7 @@ def _accelerate_fsdp2_groups(model, kwargs):
     from accelerate.utils.fsdp_utils import fsdp2_prepare_auto_wrap_policy
     from accelerate.utils.other import get_module_children_bottom_up
     from torch.distributed.fsdp import FSDPModule, fully_shard
-    plugin = FullyShardedDataParallelPlugin(fsdp_version=2, auto_wrap_policy=_peft_policy(model))
+    plugin = FullyShardedDataParallelPlugin(fsdp_version=2, auto_wrap_policy=peft_policy(model))
     plugin.set_auto_wrap_policy(model)
     predicate = fsdp2_prepare_auto_wrap_policy(plugin, model)
     if predicate is not None:
@@ -170,7 +170,7 @@ def fsdp1(scenario, model, device):
         auto_wrap = functools.partial(lambda_auto_wrap_policy,
                                       lambda_fn=lambda m: id(m) in lora or isinstance(m, LlamaDecoderLayer))
     elif policy == "peft":
-        auto_wrap = _peft_policy(model)
+        auto_wrap = peft_policy(model)
     elif policy == "size":
         auto_wrap = functools.partial(size_based_auto_wrap_policy, min_num_params=sharding.min_params)
     else:
