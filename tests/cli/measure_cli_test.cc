@@ -91,14 +91,16 @@ TEST(MeasureCli, PrefetchHidesSlowAllGathersBehindCompute) {
   const auto off = RunSmoke("prefetch_off", kSlowGathers);
   const auto on = RunSmoke("prefetch_on", std::string(kSlowGathers) + " sharding.forward_prefetch=true sharding.backward_prefetch=true");
   const double ratio_off = Metric(off, "comm_overlap_ratio")["median"], ratio_on = Metric(on, "comm_overlap_ratio")["median"];
-  const double exposed_off = Metric(off, "comm_exposed_time")["median"], exposed_on = Metric(on, "comm_exposed_time")["median"];
+  // Only the share hidden is asserted (0.002 against 0.25 here; +0.15 is the margin). The exposed
+  // seconds are a speed figure: unloaded they drop 70 -> 50 ms, but under ctest -j2 both sides
+  // measured 68-69 ms once (CI, session 18), so they are reported (README "Inside a step"), not tested.
   EXPECT_GT(ratio_on, ratio_off + 0.15) << "overlap ratio: prefetch off " << ratio_off << ", on " << ratio_on;
-  EXPECT_LT(exposed_on, exposed_off) << "exposed: prefetch off " << exposed_off << " s, on " << exposed_on << " s";
   for (const auto* r : {&off, &on}) {
     const auto& ratio = Metric(*r, "comm_overlap_ratio");
     EXPECT_EQ(ratio["samples"].size(), 6u);  // every measured step
     EXPECT_EQ(ratio["per_rank"].size(), 2u);
     EXPECT_EQ(Metric(*r, "rank_idle_time")["unit"], "s");
+    EXPECT_EQ(Metric(*r, "comm_exposed_time")["samples"].size(), 6u);  // recorded, judged by no test
   }
 }
 
