@@ -39,6 +39,7 @@ std::string PeerPython(const Scenario& s) {
   if (p == "project") return ProjectDir() + "/.venv/bin/python";
   if (!p.empty() && p.find('/') == std::string::npos) return ProjectDir() + "/.venv-peer-" + p + "/bin/python";
   if (!p.empty()) return p;
+  if (const char* own = SpecOf(s.engine).default_peer_env) return ProjectDir() + "/.venv-peer-" + own + "/bin/python";
   if (const char* env = std::getenv("SHARDBENCH_PYTHON"); env && *env) return env;
   return ProjectDir() + "/.venv/bin/python";
 }
@@ -59,9 +60,11 @@ std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::str
   fs::remove(rep_dir + "/records.json", ignored);
   for (int r = 0; r < s.world_size; ++r) fs::remove(rep_dir + "/trace.rank" + std::to_string(r) + ".json", ignored);
   if (!fs::exists(python)) {
+    const char* own = SpecOf(s.engine).default_peer_env;
     throw InputError(std::string("engine=") + EngineName(s.engine) + ": peer Python '" + python + "' does not exist (peer.python '" + s.peer.python +
-                     "': a name like torch-2.10.0 needs scripts/setup-peer-env.sh 2.10.0; empty or 'project' needs "
-                     "scripts/setup.sh)");
+                     "': a name like torch-2.10.0 needs scripts/setup-peer-env.sh 2.10.0; " +
+                     (own && s.peer.python.empty() ? std::string("empty needs scripts/setup-peer-env.sh ") + own
+                                                   : std::string("empty or 'project' needs scripts/setup.sh")) + ")");
   }
   if (!fs::is_regular_file(script)) throw InputError(std::string("engine=") + EngineName(s.engine) + ": peer script " + script + " is missing");
   // The weights the engines would start from, built whole on this process (init=eager).

@@ -14,8 +14,9 @@ namespace shardbench {
 
 // The Python that runs the peer. peer.python: a path; "project" (<project>/.venv); or an
 // environment's name, "torch-2.10.0" -> <project>/.venv-peer-torch-2.10.0 (scripts/setup-peer-env.sh),
-// which keeps instance names of a version matrix short and portable. Empty: $SHARDBENCH_PYTHON,
-// else <project>/.venv.
+// which keeps instance names of a version matrix short and portable. Empty: the engine's own
+// environment where its spec names one (torchtune: <project>/.venv-peer-torchtune), else
+// $SHARDBENCH_PYTHON, else <project>/.venv.
 std::string PeerPython(const Scenario& s);
 // PYTHONPATH for a peer's process: the project's peers/ (its packages) before any outer one.
 std::string PeerPythonPath();

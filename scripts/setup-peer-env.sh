@@ -6,12 +6,18 @@
 # `peer.python: torch-<VERSION>` (or by that path):
 #   scripts/setup-peer-env.sh 2.10.0
 #   build/shardbench run peers_tiny engine=torch_fsdp2 peer.python=torch-2.10.0
+#
+# `scripts/setup-peer-env.sh torchtune` makes .venv-peer-torchtune instead (engine: torchtune reads
+# it without peer.python): requirements-torchtune.txt beside the project's own .venv packages.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-version=${1:?usage: scripts/setup-peer-env.sh TORCH_VERSION}
+version=${1:?usage: scripts/setup-peer-env.sh TORCH_VERSION | torchtune}
+python=${SHARDBENCH_BOOTSTRAP_PYTHON:-python3}
+if [ "$version" = torchtune ]; then
+  exec "$root/scripts/setup-torchtune-env.sh"
+fi
 [[ "$version" =~ ^[0-9]+\.[0-9]+(\.[0-9]+)?$ ]] || { echo "setup-peer-env: '$version' is not a torch version like 2.10.0" >&2; exit 2; }
 env_dir="$root/.venv-peer-torch-$version"
-python=${SHARDBENCH_BOOTSTRAP_PYTHON:-python3}
 pin() { grep -E "^$1==" "$root/requirements.txt" | cut -d'#' -f1 | tr -d ' '; }
 if [ ! -x "$env_dir/bin/python" ]; then
   "$python" -m venv "$env_dir" >&2

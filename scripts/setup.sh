@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything shardbench needs on a Debian machine: the Debian packages listed in
 # scripts/apt-packages.txt and, in the project-local virtual environment .venv, the torch
-# wheel pinned in requirements.txt (its LibTorch is what we link). Idempotent: a second run
+# wheel pinned in requirements.txt (its LibTorch is what we link), and engine torchtune's
+# .venv-peer-torchtune (scripts/setup-torchtune-env.sh). Idempotent: a second run
 # only checks.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,4 +42,6 @@ then
   # Python compiles what it imports on first import instead.
   .venv/bin/pip install --quiet --progress-bar off --no-compile -r requirements.txt
 fi
+# engine: torchtune's own environment (torchtune 0.6.1 beside .venv's packages; ~1 min the first time).
+scripts/setup-torchtune-env.sh > /dev/null
 echo "setup: ok (torch $(.venv/bin/python -c 'import importlib.metadata as m; print(m.version("torch"))'))"

@@ -39,6 +39,9 @@ const std::vector<EngineSpec>& EngineRegistry() {
       {Engine::kTorchFsdp2, "torch_fsdp2", std::nullopt, Like<EngineKind::kPerParam>, "torch_fsdp.peer",
        ValidatePeerScenario},
       {Engine::kAccelerate, "accelerate", std::nullopt, LikeAccelerate, "torch_fsdp.peer", ValidatePeerScenario},
+      // torchtune 0.6.1 needs its own torchao and datasets beside the project's torch (peers/README.md).
+      {Engine::kTorchtune, "torchtune", std::nullopt, Like<EngineKind::kPerParam>, "torch_fsdp.peer",
+       ValidatePeerScenario, "torchtune"},
   };
   return specs;
 }

@@ -31,6 +31,9 @@ struct EngineSpec {
   const char* peer_module;
   // Refuses what this engine does not map: InputError naming `src` and the field.
   void (*validate)(const Scenario& s, const std::string& src);
+  // The peer's own Python environment when the scenario names none (peer.python empty):
+  // <project>/.venv-peer-<name>, made by scripts/setup-peer-env.sh <name>; nullptr: the project's.
+  const char* default_peer_env = nullptr;
 
   bool is_peer() const { return peer_module != nullptr; }
 };

@@ -4,15 +4,46 @@
 #include "harness/scenario/engine_registry.h"
 
 namespace shardbench {
+namespace {
+
+// What torchtune 0.6.1's distributed LoRA / full fine-tune recipes do not do (recipes/
+// lora_finetune_distributed.py): they shard every `layers.<i>` then the root, train in the
+// model's dtype, build the optimizer over the sharded and loaded model, and save a full state
+// dict gathered to rank 0.
+template <typename Refuse>
+void ValidateTorchtune(const Scenario& s, Refuse&& refuse) {
+  if (s.sharding.wrap_policy != shard::WrapPolicyKind::kTransformerBlock) {
+    refuse("sharding.wrap_policy", "torchtune's shard_model shards the modules its get_shard_conditions names "
+                                   "(each `layers.<i>`, then the root): wrap_policy=transformer_block");
+  }
+  if (s.mixed_precision.param_dtype != c10::ScalarType::Float || s.mixed_precision.reduce_dtype != c10::ScalarType::Float) {
+    refuse("mixed_precision", "torchtune trains in the model's dtype (model_dtype) and sets no "
+                                           "MixedPrecisionPolicy");
+  }
+  if (s.optimizer.build == OptimizerBuild::kBeforeWrap) {
+    refuse("optimizer.build=before_wrap", "torchtune's recipes build the optimizer over the sharded, loaded model");
+  }
+  if (s.sharding.forward_prefetch) refuse("sharding.forward_prefetch=true", "torchtune's shard_model sets none");
+  if (s.checkpoint.type != CheckpointType::kNone && s.checkpoint.type != CheckpointType::kFull) {
+    refuse("checkpoint.type", "torchtune's distributed recipes save a full state dict gathered to rank 0 "
+                              "(gather_cpu_state_dict, get_full_optimizer_state_dict): checkpoint.type=full");
+  }
+  if (!s.checkpoint.load_from.empty()) {
+    refuse("checkpoint.load_from", "torchtune resumes from its own full checkpoints, not from a DCP directory");
+  }
+}
+
+}  // namespace
 
 void ValidatePeerScenario(const Scenario& s, const std::string& src) {
-  const bool accelerate = s.engine == Engine::kAccelerate;
-  // fully_shard's semantics: torch_fsdp2, and accelerate's FSDP2 plugin.
-  const bool per_parameter = s.engine == Engine::kTorchFsdp2 || (accelerate && s.accelerate.fsdp_version == 2);
-  const std::string who = src + ": engine=" + EngineName(s.engine) +
-                          (accelerate ? " (accelerate's FSDP plugin, version " + std::to_string(s.accelerate.fsdp_version) + ", "
-                                      : " (PyTorch's FSDP, ") +
-                          "peers/torch_fsdp): ";
+  const bool accelerate = s.engine == Engine::kAccelerate, torchtune = s.engine == Engine::kTorchtune;
+  // fully_shard's semantics: torch_fsdp2, accelerate's FSDP2 plugin, torchtune's shard_model.
+  const bool per_parameter =
+      s.engine == Engine::kTorchFsdp2 || torchtune || (accelerate && s.accelerate.fsdp_version == 2);
+  const std::string stack = accelerate ? " (accelerate's FSDP plugin, version " + std::to_string(s.accelerate.fsdp_version) + ", "
+                            : torchtune ? std::string(" (torchtune's FSDP2 utilities, ")
+                                        : std::string(" (PyTorch's FSDP, ");
+  const std::string who = src + ": engine=" + EngineName(s.engine) + stack + "peers/torch_fsdp): ";
   auto refuse = [&](const std::string& field, const std::string& why) {
     throw InputError(who + field + " is not mapped onto the peer: " + why + " (peers/README.md lists what is)");
   };
@@ -30,6 +61,7 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   if (s.engine == Engine::kTorchFsdp2 && s.sharding.wrap_policy == shard::WrapPolicyKind::kSize) {
     refuse("sharding.wrap_policy=size", "fully_shard has no auto-wrap policy; use transformer_block, lora_separate, peft or none");
   }
+  if (torchtune) ValidateTorchtune(s, refuse);
   if (!accelerate) return;
   if (s.sharding.wrap_policy == shard::WrapPolicyKind::kLoraSeparate) {
     refuse("sharding.wrap_policy=lora_separate", "accelerate's plugin takes transformer_based_wrap, size_based_wrap or "

@@ -14,7 +14,7 @@ namespace shardbench {
 
 // Ours (reference, flat, per_param) or PyTorch's own through the Python peer (peers/torch_fsdp).
 // Each has its spec in harness/scenario/engine_registry.h: its name and everything else.
-enum class Engine { kReference, kFlat, kPerParam, kTorchFsdp1, kTorchFsdp2, kAccelerate, kLast = kAccelerate };
+enum class Engine { kReference, kFlat, kPerParam, kTorchFsdp1, kTorchFsdp2, kAccelerate, kTorchtune, kLast = kTorchtune };
 
 // checkpoint.type: none, or one of the state dict kinds (engine/checkpoint/state_dict.h).
 enum class CheckpointType { kNone, kFull, kSharded, kLocal, kAdapter };

@@ -84,7 +84,7 @@ def checkpoint_keys(model):
     return {key: adapter_file_name(key) if is_adapter(key) else file_name(key) for key in model.state_dict()}
 
 
-def _files(init_dir, model_dir, lora):
+def files(init_dir, model_dir, lora):
     """The safetensors files to read, in order: the model's shards, then the adapter's."""
     index = os.path.join(model_dir, "model.safetensors.index.json")
     if os.path.exists(index):
@@ -121,8 +121,8 @@ def load(model, unwrapped_keys, init_dir, model_dir, scenario, device):
     from torch.distributed.checkpoint.state_dict import StateDictOptions, set_model_state_dict
     rank = dist.get_rank()
     by_file_key = {v: k for k, v in unwrapped_keys.items()}
-    files = _files(init_dir, model_dir, scenario.lora.enabled) if rank == 0 else None
-    box = [files]
+    paths = files(init_dir, model_dir, scenario.lora.enabled) if rank == 0 else None
+    box = [paths]
     dist.broadcast_object_list(box, src=0)
     loaded = set()
     for path in box[0]:

@@ -121,24 +121,25 @@ class PeerRun:
         figures["init_time_construct"] = time.perf_counter() - t
         self.trainable_bytes = sum(p.numel() * p.element_size() for p in model.parameters() if p.requires_grad)
 
-        # 2. Wrap and build the optimizer; PyTorch refusing the combination is a finding.
+        # 2. Wrap, build the optimizer and (init=meta) load the weights, in the recipe's order;
+        # PyTorch (or the stack) refusing the combination is a finding. Validation happens before
+        # FSDP's first collective, so a refusing rank is never left alone in one.
         t = time.perf_counter()
-        # Validation happens before FSDP's first collective, so a refusing rank is never left
-        # alone in one.
+        load_seconds = []
         with records.keeping_warnings():  # PyTorch's own warnings are findings too
             wrapped, self.refusal = pytorch_may_refuse(
-                lambda: self.recipe.wrap_and_optimize(model, self.device), self.world, one_line=False)
+                lambda: self.recipe.wrap_and_optimize(model, self.device, self.loader(keys, load_seconds)),
+                self.world, one_line=False)
         if self.refusal:
             print(f"peer: PyTorch refused the scenario: {self.refusal}", file=sys.stderr)
             return False
         self.model, self.optimizer = wrapped
-        figures["init_time_shard"] = time.perf_counter() - t
+        figures["init_time_shard"] = time.perf_counter() - t - sum(load_seconds)
         self.units = units.units(self.model)
         t = time.perf_counter()
-        self.load_into_shards(self.model, keys)
         self.load_checkpoint_at_init()
         if self.on_meta:
-            figures["init_time_load"] = time.perf_counter() - t
+            figures["init_time_load"] = sum(load_seconds) + time.perf_counter() - t
         else:
             self.not_measured["init_time_load"] = ("init=eager: from_pretrained reads the weights and builds the model in "
                                                    "one call, all of it in init_time_construct")
@@ -195,16 +196,21 @@ class PeerRun:
             return (*built, meta_init.checkpoint_keys(built[0]))
         return (*wrap.load_model(self.s, self.args.init, self.device), None)
 
-    def load_into_shards(self, wrapped, keys):
-        if self.on_meta:
-            meta_init.load(wrapped, keys, self.args.init, self.model_dir, self.s, self.device)
+    def loader(self, keys, seconds=None):
+        """What the recipe calls where its stack loads init=meta's weights into the wrapped model
+        (nothing for init=eager); the seconds it took appended to `seconds`."""
+        def load(wrapped):
+            if self.on_meta:
+                t = time.perf_counter()
+                self.recipe.load_meta(wrapped, keys, self.args.init, self.model_dir, self.device)
+                if seconds is not None:
+                    seconds.append(time.perf_counter() - t)
+        return load
 
     def build_and_wrap(self):
         """The model as this run builds it, wrapped and loaded, with its optimizer."""
         built, _, _, keys = self.build()
-        wrapped, optim = self.recipe.wrap_and_optimize(built, self.device)
-        self.load_into_shards(wrapped, keys)
-        return wrapped, optim
+        return self.recipe.wrap_and_optimize(built, self.device, self.loader(keys))
 
     # ---- train ----
 
@@ -500,6 +506,13 @@ def main():
     import peft  # noqa: F401  (loaded before init's clock, as shardbench's libraries are)
     import torch  # noqa: F401
     import transformers  # noqa: F401
+    if s.engine == "torchtune":
+        try:
+            import torchtune.training  # noqa: F401  (~15 s on 2 cores: before the clock too)
+        except ImportError as e:  # the environment, not the run: infrastructure
+            print(f"peer: engine torchtune needs torchtune in {sys.executable} (scripts/setup-peer-env.sh torchtune): "
+                  f"{e}", file=sys.stderr)
+            return 3
     run = PeerRun(args, s)
     if run.setup():
         run.train()

@@ -3,13 +3,13 @@ data.py, optimizer.py, learning.py, memory.py, records.py): what differs between
 model is wrapped, how gradients are clipped, which FSDP internals the memory count and the unshard
 gauge read, and which state dict API a checkpoint goes through. Everything else is the core's.
 
-Adding a stack (torchtune's recipe next): a class here, its entry in RECIPES, and its engine in
+Adding a stack: a class here, its entry in RECIPES, and its engine in
 harness/scenario/engine_registry.cc.
 """
 import abc
 import os
 
-from . import accelerate_plugin, fsdp1_state_dicts, memory, optimizer, wrap
+from . import accelerate_plugin, fsdp1_state_dicts, memory, meta_init, optimizer, torchtune_recipe, wrap
 
 
 class Recipe(abc.ABC):
@@ -32,15 +32,22 @@ class Recipe(abc.ABC):
     def wrap(self, model, device):
         """The model wrapped by this stack's FSDP (the optimizer is the caller's)."""
 
-    def wrap_and_optimize(self, model, device):
-        """Wraps the model and builds AdamW before or after, as optimizer.build asks."""
+    def wrap_and_optimize(self, model, device, load):
+        """Wraps the model and builds AdamW before or after, as optimizer.build asks; then
+        `load(model)` (init=meta's weights, the caller's) into the shards the optimizer holds
+        already (to_empty and param_init_fn kept the parameter objects)."""
         before = self.s.optimizer.build == "before_wrap"
         opt = optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, False)) if before else None
         model = self.wrap(model, device)
         if not before:
             groups = optimizer.param_groups(model, self.s.train, self.flat_params)
             opt = self.prepared(model, optimizer.adamw(self.s, groups))
+        load(model)
         return model, opt
+
+    def load_meta(self, model, keys, init_dir, model_dir, device):
+        """init=meta: the weights from the Hugging Face files into the wrapped model's shards."""
+        meta_init.load(model, keys, init_dir, model_dir, self.s, device)
 
     def prepared(self, model, opt):
         """An optimizer built over the wrapped `model`, as this stack hands it to training."""
@@ -163,16 +170,17 @@ class Accelerate(Recipe):
     def prepared(self, model, opt):
         return self.accelerator_of(model).prepare(opt)
 
-    def wrap_and_optimize(self, model, device):
+    def wrap_and_optimize(self, model, device, load):
         """optimizer.build before_wrap: the optimizer over the model's own parameters, prepared
         together with it (accelerate maps its groups onto the wrapped parameters); after_wrap: the
         shared order (wrap, then the optimizer over the wrapped parameters, prepared)."""
         if self.s.optimizer.build != "before_wrap":
-            return super().wrap_and_optimize(model, device)
+            return super().wrap_and_optimize(model, device, load)
         accelerator = accelerate_plugin.accelerator_for(self.s, model)
         opt = optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, False))
         model, opt = accelerator.prepare(model, opt)
         self._accelerators[id(model)] = accelerator
+        load(model)  # nothing on meta (init=meta is refused for accelerate): kept for the one order
         return model, opt
 
     def accelerator_of(self, model):
@@ -191,7 +199,27 @@ class Accelerate(Recipe):
         return gauge.install_fsdp1() if self.version == 1 else gauge.install_fsdp2()
 
 
-RECIPES = {cls.engine: cls for cls in (Fsdp1, Fsdp2, Accelerate)}
+class Torchtune(Fsdp2):
+    """torchtune 0.6.1's FSDP2 utilities in its distributed recipe's order (torchtune_recipe.py):
+    fully_shard underneath, so FSDP2's memory count and gauge."""
+    engine = "torchtune"
+    state_dicts = torchtune_recipe.TorchtuneStateDicts()
+
+    def wrap(self, model, device):
+        return torchtune_recipe.shard(self.s, model)
+
+    def wrap_and_optimize(self, model, device, load):
+        """Shard, load (init=meta), then the optimizer over what was loaded: torchtune's load
+        assigns new parameters into a meta model, which an optimizer built before would miss."""
+        model = self.wrap(model, device)
+        load(model)
+        return model, optimizer.adamw(self.s, optimizer.param_groups(model, self.s.train, False))
+
+    def load_meta(self, model, keys, init_dir, model_dir, device):
+        torchtune_recipe.load_meta(self.s, model, keys, init_dir, model_dir, device)
+
+
+RECIPES = {cls.engine: cls for cls in (Fsdp1, Fsdp2, Accelerate, Torchtune)}
 
 
 def for_scenario(s):

@@ -92,17 +92,19 @@ class RunRecords:
 
 def versions(engine, backend):
     """The versions this process imported (the provenance of a peer result); accelerate is
-    imported by peft, and recorded as imported (or null where this environment lacks it)."""
+    imported by peft, torchtune by engine torchtune, each recorded as imported (or null where this
+    run did not import it)."""
     import peft
     import torch
     import transformers
-    accelerate = sys.modules.get("accelerate")
+    accelerate, torchtune = sys.modules.get("accelerate"), sys.modules.get("torchtune")
     return {"torch": torch.__version__, "cuda": torch.version.cuda or "",
             "nccl": ".".join(map(str, torch.cuda.nccl.version())) if backend == "nccl" else None,
             "peer": {"engine": engine, "implementation": "peers/torch_fsdp", "python": sys.executable,
                      "python_version": platform.python_version(), "torch": torch.__version__,
                      "transformers": transformers.__version__, "peft": peft.__version__,
-                     "accelerate": getattr(accelerate, "__version__", None)}}
+                     "accelerate": getattr(accelerate, "__version__", None),
+                     "torchtune": getattr(torchtune, "__version__", None)}}
 
 
 def _finite(obj):

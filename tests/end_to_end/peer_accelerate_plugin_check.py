@@ -69,7 +69,7 @@ def worker(scenario_file, out_file):
     dist.init_process_group("gloo")
     gpu = FullyShardedDataParallelPlugin(**accelerate_plugin.plugin_options(s, tiny_model(s)))
     gpu.set_auto_wrap_policy(tiny_model(s))
-    model, _ = recipe.wrap_and_optimize(tiny_model(s), torch.device("cpu"))
+    model, _ = recipe.wrap_and_optimize(tiny_model(s), torch.device("cpu"), lambda m: None)
     accelerator = recipe.accelerator_of(model)
     wrapped = isinstance(model, FullyShardedDataParallel) if s.accelerate.fsdp_version == 1 else isinstance(model, FSDPModule)
     result = {"gpu": resolved(gpu), "cpu": resolved(accelerator.state.fsdp_plugin), "model": type(model).__name__,
