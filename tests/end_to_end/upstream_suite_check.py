@@ -2,7 +2,9 @@
 """`shardbench run upstream` (suites/upstream.yaml; ci/nightly.sh runs it every night): every
 instance ends in the colour its entry expects at the pinned versions, the run exits 0, and each
 red instance is red for the reason its entry names (the check in its message), so that a red
-turning red for another reason is caught too.
+turning red for another reason is caught too; and every peer result's provenance names the
+versions pinned in requirements.txt (torch, transformers, peft, accelerate) and, for engine
+torchtune, requirements-torchtune.txt's torchtune (null for the others: not imported).
 
     tests/end_to_end/upstream_suite_check.py SHARDBENCH_BINARY SOURCE_DIR WORK_DIR
 """
@@ -29,6 +31,26 @@ def fail(msg):
     sys.exit(f"upstream_suite_check: {msg}")
 
 
+def pins(path):
+    out = {}
+    for line in open(path):
+        line = line.split("#")[0].strip()
+        if "==" in line:
+            name, version = line.split("==")
+            out[name.strip()] = version.strip()
+    return out
+
+
+def check_versions(inst, result, pinned, torchtune_pin):
+    """The peer's recorded versions (records.versions) against the pins; local tags (+cu130, +cpu) dropped."""
+    peer = result["provenance"]["peer"]
+    want = {name: pinned[name] for name in ("torch", "transformers", "peft", "accelerate")}
+    want["torchtune"] = torchtune_pin if peer["engine"] == "torchtune" else None
+    got = {name: peer[name].split("+")[0] if peer[name] else None for name in want}
+    if got != want:
+        fail(f"{inst['name']}: provenance versions {got}, pinned {want}")
+
+
 p = subprocess.run([binary, "run", "upstream", "--quiet", "--out", work], capture_output=True, text=True)
 index = json.load(open(os.path.join(work, "index.json")))
 for inst in index["instances"]:
@@ -41,6 +63,11 @@ for inst in index["instances"]:
 if sorted(RED_BECAUSE) != sorted(i["name"].split("[")[0] for i in index["instances"] if i["colour"] == "red"):
     fail("the red entries are not the ones this test names")
 by_entry = {i["name"].split("[")[0]: i for i in index["instances"]}
+pinned = pins(os.path.join(source, "requirements.txt"))
+torchtune_pin = pins(os.path.join(source, "requirements-torchtune.txt"))["torchtune"]
+for inst in index["instances"]:
+    check_versions(inst, json.load(open(os.path.join(work, inst["file"]))), pinned, torchtune_pin)
+print(f"provenance: {len(index['instances'])} results name the pinned versions (torchtune {torchtune_pin} where run)")
 for a, b in IDENTICAL:
     la, lb = (json.load(open(os.path.join(work, by_entry[e]["file"])))["loss"] for e in (a, b))
     if la != lb:

@@ -5,8 +5,11 @@
 #include <fstream>
 
 #include "engine/common/error.h"
+#include "harness/peer_launch.h"
+#include "harness/scenario/engine_registry.h"
 #include "harness/scenario/scenario_matrix.h"
 #include "harness/scenario/scenario_parser.h"
+#include "harness/suite.h"
 #include "tests/support/multi_rank.h"
 
 namespace shardbench {
@@ -176,6 +179,31 @@ TEST(PeerScenario, CheckpointKindsThePeerSavesAreAcceptedOthersNamed) {
             CheckpointType::kLocal);
   EXPECT_TRUE(LoadScenarioFile(peer, {"checkpoint.type=sharded", "checkpoint.save_step=2", "checks.resume=true"})
                   .checks.resume);
+}
+
+// engine: torchtune maps what torchtune 0.6.1's distributed recipes do and names the rest; its
+// peer runs in its own environment unless peer.python names another.
+TEST(PeerScenario, TorchtuneMapsItsRecipeAndRunsInItsOwnEnvironment) {
+  const std::string tune = Write("peer_torchtune", "model: tiny\nengine: torchtune\nlora:\n  enabled: true\n");
+  const Scenario s = LoadScenarioFile(tune, {"init=meta", "activation_checkpointing=true", "checkpoint.type=full",
+                                             "checks.state_dict_roundtrip=true", "model_dtype=bf16"});
+  EXPECT_EQ(s.engine, Engine::kTorchtune);
+  EXPECT_EQ(EngineKindLike(s), shard::EngineKind::kPerParam);
+  EXPECT_EQ(PeerPython(s), ProjectDir() + "/.venv-peer-torchtune/bin/python");
+  EXPECT_EQ(PeerPython(LoadScenarioFile(tune, {"peer.python=project"})), ProjectDir() + "/.venv/bin/python");
+  const std::pair<const char*, const char*> refused[] = {
+      {"sharding.wrap_policy=lora_separate", "sharding.wrap_policy is not mapped"},
+      {"mixed_precision.param_dtype=bf16", "mixed_precision is not mapped"},
+      {"optimizer.build=before_wrap", "optimizer.build=before_wrap is not mapped"},
+      {"sharding.forward_prefetch=true", "sharding.forward_prefetch=true is not mapped"},
+      {"checkpoint.type=sharded", "checkpoint.type is not mapped"},
+      {"sharding.use_orig_params=false", "use_orig_params=false is an FSDP1 option"},
+  };
+  for (const auto& [override_, words] : refused) {
+    const std::string error = ErrorOf([&] { LoadScenarioFile(tune, {override_}); });
+    EXPECT_NE(error.find(tune + ": engine=torchtune (torchtune's FSDP2 utilities"), std::string::npos) << error;
+    EXPECT_NE(error.find(words), std::string::npos) << override_ << ": " << error;
+  }
 }
 
 TEST(ScenarioMatrix, CartesianProductMinusExcludes) {

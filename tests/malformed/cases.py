@@ -134,6 +134,9 @@ def yaml_shapes():
          + "sharding:\n  wrap_policy: lora_separate\n", ["s.yaml", "engine=accelerate", "sharding.wrap_policy=lora_separate"]),
         ("accelerate-fsdp2-optimizer-after-wrap", BASE.replace("engine: reference", "engine: accelerate")
          + "accelerate:\n  fsdp_version: 2\n", ["s.yaml", "optimizer.build=after_wrap", "before_wrap"]),
+        # engine torchtune: what torchtune's recipes do not do.
+        ("torchtune-sharded-checkpoint", BASE.replace("engine: reference", "engine: torchtune")
+         + "checkpoint:\n  type: sharded\n", ["s.yaml", "engine=torchtune", "checkpoint.type", "gather_cpu_state_dict"]),
     ]
     return [scenario_case(n, t, s) for n, t, s in top]
 
