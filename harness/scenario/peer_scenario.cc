@@ -74,9 +74,9 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   if (!s.checkpoint.load_from.empty()) {
     refuse("checkpoint.load_from", "accelerate starts from its own save_state directories, not from a DCP checkpoint");
   }
-  if (s.init == Init::kMeta) {
-    refuse("init=meta", "accelerate's counterpart (cpu_ram_efficient_loading) is not mapped yet; FSDP1's needs "
-                        "sync_module_states, which accelerate refuses on CPU");
+  if (s.init == Init::kMeta && !per_parameter) {
+    refuse("init=meta", "it is accelerate's cpu_ram_efficient_loading, mapped on accelerate.fsdp_version=2; FSDP1's "
+                        "needs sync_module_states, which accelerate refuses on CPU");
   }
   if (per_parameter && s.optimizer.build == OptimizerBuild::kAfterWrap) {
     refuse("optimizer.build=after_wrap", "accelerate's FSDP2 prepares a model only together with its optimizer "

@@ -171,7 +171,9 @@ void ValidateScenario(const Scenario& s) {
     throw InputError(src + ": mixed_precision applies to the sharding engines (engine: flat or per_param); the "
                      "reference engine is the fp32 baseline");
   }
-  if (s.init == Init::kMeta && s.optimizer.build == OptimizerBuild::kBeforeWrap) {
+  // accelerate's init=meta (cpu_ram_efficient_loading) builds the model with tensors on every rank
+  // (rank 0's read, the others' empty): its optimizer may come first, as its FSDP2 requires.
+  if (s.init == Init::kMeta && s.optimizer.build == OptimizerBuild::kBeforeWrap && s.engine != Engine::kAccelerate) {
     throw InputError(src + ": init=meta builds parameters only when the engine materialises them: "
                      "optimizer.build must be after_wrap");
   }

@@ -10,6 +10,7 @@ built from the scenario, as a user's accelerate config would build it:
 | mixed_precision                | mixed_precision_policy: MixedPrecision (1) / MixedPrecisionPolicy (2)     |
 | checkpoint.type                | state_dict_type FULL / SHARDED / LOCAL_STATE_DICT; saved and loaded with save_state / load_state |
 | activation_checkpointing       | activation_checkpointing                                                  |
+| init: meta                     | cpu_ram_efficient_loading (version 2; FSDP1's needs sync_module_states, refused): with the environment `accelerate launch` sets for it, transformers' from_pretrained reads the weights on rank 0 only (the other ranks hold empty tensors), prepare moves the model to meta, shards it and broadcasts rank 0's weights |
 
 On CPU accelerate never chooses FSDP: AcceleratorState picks it only for accelerator devices
 (state.py, AcceleratorState.__init__), so on a CPU run the plugin would be dropped and the model
@@ -29,6 +30,13 @@ from . import wrap
 def use_cpu_device():
     """Before the first Accelerator of a CPU run: accelerate's device is `cpu` (state.py reads it)."""
     os.environ["ACCELERATE_TORCH_DEVICE"] = "cpu"
+
+
+def use_cpu_ram_efficient_loading():
+    """Before the model is built: what `accelerate launch` sets for fsdp_cpu_ram_efficient_loading
+    (utils/launch.py), read by transformers' from_pretrained (is_fsdp_enabled: load on rank 0 only)."""
+    os.environ["ACCELERATE_USE_FSDP"] = "true"
+    os.environ["FSDP_CPU_RAM_EFFICIENT_LOADING"] = "true"
 
 
 def _wrap_policy(s, model):
@@ -61,7 +69,7 @@ def plugin_options(s, model):
     """The plugin's keyword arguments for the scenario (the table above)."""
     version, sharding = s.accelerate.fsdp_version, s.sharding
     kwargs = dict(fsdp_version=version, activation_checkpointing=s.activation_checkpointing,
-                  cpu_ram_efficient_loading=False, mixed_precision_policy=_mixed_precision(s, version),
+                  cpu_ram_efficient_loading=s.init == "meta", mixed_precision_policy=_mixed_precision(s, version),
                   **_wrap_policy(s, model))
     if s.checkpoint.type in STATE_DICT_TYPES:
         kwargs["state_dict_type"] = STATE_DICT_TYPES[s.checkpoint.type]

@@ -84,7 +84,9 @@ class PeerRun:
         self.world = int(os.environ.get("WORLD_SIZE", 1))
         self.local_rank = int(os.environ.get("LOCAL_RANK", 0))
         self.started_at = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        self.on_meta = s.init == "meta"
+        # init=meta built here on the meta device, unless the stack loads efficiently its own way
+        # (accelerate: cpu_ram_efficient_loading, inside prepare).
+        self.on_meta = s.init == "meta" and self.recipe.builds_on_meta
         self.model_dir = s.model if self.on_meta and os.path.isdir(s.model) \
             else os.path.join(args.init, "model")
         self.record = records.RankRecord()
@@ -140,6 +142,8 @@ class PeerRun:
         self.load_checkpoint_at_init()
         if self.on_meta:
             figures["init_time_load"] = sum(load_seconds) + time.perf_counter() - t
+        elif self.s.init == "meta":
+            self.not_measured["init_time_load"] = self.recipe.why_no_load_time
         else:
             self.not_measured["init_time_load"] = ("init=eager: from_pretrained reads the weights and builds the model in "
                                                    "one call, all of it in init_time_construct")

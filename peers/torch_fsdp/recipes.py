@@ -19,6 +19,11 @@ class Recipe(abc.ABC):
     # The state dict API of this stack's own users for the checkpoint kinds it has one for
     # (save, load, layout); other kinds go through torch.distributed.checkpoint's (checkpoints.py).
     state_dicts = None
+    # init=meta: the peer builds the model on the meta device and the recipe loads it
+    # (load_meta); False where the stack loads efficiently its own way, inside its wrapping, and
+    # why its load time is then not separate.
+    builds_on_meta = True
+    why_no_load_time = None
 
     def __init__(self, s):
         self.s = s
@@ -146,6 +151,9 @@ class Accelerate(Recipe):
     (accelerate_plugin.py, FSDP1 or FSDP2 by accelerate.fsdp_version), prepare,
     accelerator.backward, its clip_grad_norm_, save_state / load_state."""
     engine = "accelerate"
+    builds_on_meta = False  # init=meta is its cpu_ram_efficient_loading (accelerate_plugin.py)
+    why_no_load_time = ("init=meta through accelerate's cpu_ram_efficient_loading: rank 0's weights are broadcast "
+                        "inside prepare (fsdp2_load_full_state_dict), part of init_time_shard")
 
     def __init__(self, s):
         super().__init__(s)
@@ -154,6 +162,8 @@ class Accelerate(Recipe):
         self._accelerators = {}  # id(prepared model) -> the Accelerator that prepared it
         if s.backend == "gloo":
             accelerate_plugin.use_cpu_device()
+        if s.init == "meta":
+            accelerate_plugin.use_cpu_ram_efficient_loading()
 
     @property
     def flat_params(self):

@@ -29,9 +29,10 @@ CASES = {  # name: overrides (engine=accelerate, world_size=2)
     "v2_transformer_full": ["accelerate.fsdp_version=2", "optimizer.build=before_wrap", "checkpoint.type=full"],
     "v2_peft_sharded": ["accelerate.fsdp_version=2", "optimizer.build=before_wrap", "sharding.wrap_policy=peft",
                         "checkpoint.type=sharded", "sharding.reshard_after_forward=false"],
+    "v2_meta_cpu_ram_efficient_loading": ["accelerate.fsdp_version=2", "optimizer.build=before_wrap", "init=meta"],
 }
 FIELDS = ("use_orig_params", "sharding_strategy", "reshard_after_forward", "state_dict_type", "backward_prefetch",
-          "forward_prefetch", "activation_checkpointing", "fsdp_version")
+          "forward_prefetch", "activation_checkpointing", "fsdp_version", "cpu_ram_efficient_loading")
 
 
 def resolved(plugin):
@@ -74,7 +75,9 @@ def worker(scenario_file, out_file):
     wrapped = isinstance(model, FullyShardedDataParallel) if s.accelerate.fsdp_version == 1 else isinstance(model, FSDPModule)
     result = {"gpu": resolved(gpu), "cpu": resolved(accelerator.state.fsdp_plugin), "model": type(model).__name__,
               "fsdp": wrapped and accelerator.state.distributed_type == DistributedType.FSDP,
-              "versions": records.versions("accelerate", "gloo")["peer"]}
+              "versions": records.versions("accelerate", "gloo")["peer"],
+              # what transformers' from_pretrained reads to load on rank 0 only (is_fsdp_enabled)
+              "rank0_loads": __import__("transformers").modeling_utils.is_fsdp_enabled()}
     if dist.get_rank() == 0:
         with open(out_file, "w") as f:
             json.dump(result, f, indent=1)
@@ -84,7 +87,8 @@ def worker(scenario_file, out_file):
 def expected(s):
     """What the scenario asks of the plugin, in its resolved words."""
     v1 = s.accelerate.fsdp_version == 1
-    want = {"activation_checkpointing": str(s.activation_checkpointing)}
+    want = {"activation_checkpointing": str(s.activation_checkpointing),
+            "cpu_ram_efficient_loading": str(s.init == "meta")}
     if s.checkpoint.type != "none":  # else the plugin's default (FULL on version 1, SHARDED on 2)
         want["state_dict_type"] = f"StateDictType.{s.checkpoint.type.upper()}_STATE_DICT"
     if v1:
@@ -132,6 +136,8 @@ def main(binary, source, work):
         for field, value in want.items():
             if r["cpu"][field] != value:
                 sys.exit(f"{name}: plugin {field} is {r['cpu'][field]}, the scenario asks {value}")
+        if r["rank0_loads"] != (s.init == "meta"):
+            sys.exit(f"{name}: transformers' is_fsdp_enabled() is {r['rank0_loads']} with init={s.init}")
         if not r["cpu"]["auto_wrap_policy"].startswith(policy):
             sys.exit(f"{name}: auto_wrap_policy {r['cpu']['auto_wrap_policy']}, expected {policy}")
         for package in ("accelerate", "torch", "transformers", "peft"):
