@@ -22,6 +22,7 @@
 #include "engine/profile/model_flops.h"
 #include "engine/profile/torch_profiler_trace.h"
 #include "harness/check_table.h"
+#include "harness/peer_env.h"
 #include "harness/peer_records.h"
 #include "harness/reference_parity.h"
 #include "harness/repetition_launch.h"
@@ -36,6 +37,7 @@ namespace fs = std::filesystem;
 
 std::string PeerPython(const Scenario& s) {
   const std::string& p = s.peer.python;
+  if (!s.peer.env.empty()) return PeerEnvDir(ParsePeerEnv(s.peer.env)) + "/bin/python";
   if (p == "project") return ProjectDir() + "/.venv/bin/python";
   if (!p.empty() && p.find('/') == std::string::npos) return ProjectDir() + "/.venv-peer-" + p + "/bin/python";
   if (!p.empty()) return p;
@@ -59,6 +61,7 @@ std::vector<std::string> PreparePeerRepetition(const Scenario& s, const std::str
   fs::remove(rep_dir + "/result.json", ignored);  // a reused directory's old result is not this run's
   fs::remove(rep_dir + "/records.json", ignored);
   for (int r = 0; r < s.world_size; ++r) fs::remove(rep_dir + "/trace.rank" + std::to_string(r) + ".json", ignored);
+  if (!s.peer.env.empty()) EnsurePeerEnv(ParsePeerEnv(s.peer.env));  // InfraError naming the package
   if (!fs::exists(python)) {
     const char* own = SpecOf(s.engine).default_peer_env;
     throw InputError(std::string("engine=") + EngineName(s.engine) + ": peer Python '" + python + "' does not exist (peer.python '" + s.peer.python +
@@ -124,6 +127,9 @@ int FinishPeerRepetition(const Scenario& s, const std::string& rep_dir, int exit
   const std::string records_file = rep_dir + "/records.json";
   if (!fs::is_regular_file(records_file)) return exit_code;
   const PeerRun peer = ReadPeerRecords(ReadPeerJsonFile(records_file), records_file);
+  // A run of other releases than the scenario names is not that release's result: refused.
+  CheckImportedVersions(AskedPeerVersions(s.peer.env, s.peer.python), peer.versions.value("peer", nlohmann::json::object()),
+                        PeerPython(s));
   if (!peer.refusal && static_cast<int>(peer.ranks.size()) != s.world_size) {
     throw std::logic_error(records_file + ": " + std::to_string(peer.ranks.size()) + " rank records for world_size " +
                            std::to_string(s.world_size) + " (a bug of peers/torch_fsdp)");

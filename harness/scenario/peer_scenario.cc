@@ -61,6 +61,12 @@ void ValidatePeerScenario(const Scenario& s, const std::string& src) {
   if (s.engine == Engine::kTorchFsdp2 && s.sharding.wrap_policy == shard::WrapPolicyKind::kSize) {
     refuse("sharding.wrap_policy=size", "fully_shard has no auto-wrap policy; use transformer_block, lora_separate, peft or none");
   }
+  if (!s.peer.env.empty() && !s.peer.python.empty()) {
+    throw InputError(who + "peer.env and peer.python both name the peer's Python: keep one");
+  }
+  if (torchtune && !s.peer.env.empty()) {
+    refuse("peer.env", "engine torchtune runs in its own environment (.venv-peer-torchtune, requirements-torchtune.txt)");
+  }
   if (torchtune) ValidateTorchtune(s, refuse);
   if (!accelerate) return;
   if (s.sharding.wrap_policy == shard::WrapPolicyKind::kLoraSeparate) {

@@ -121,6 +121,10 @@ struct PeerConfig {
   // .venv), or an environment name made by scripts/setup-peer-env.sh ("torch-2.10.0"); "" =
   // $SHARDBENCH_PYTHON, else the project's .venv. A matrix over several compares versions.
   std::string python;
+  // An environment named by what it holds, canonical "torch=2.10.0,peft=0.17.1" (harness/peer_env.h):
+  // built from the wheelhouse on first use; the run is refused unless the peer imported exactly
+  // these. Excludes `python`.
+  std::string env;
 };
 
 // Hugging Face accelerate as the engine (engine accelerate; peers/torch_fsdp/recipes.py): its

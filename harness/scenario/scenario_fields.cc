@@ -11,6 +11,7 @@
 #include "engine/model/llama_config.h"
 #include "engine/shard/mixed_precision.h"
 #include "harness/scenario/engine_registry.h"
+#include "harness/scenario/peer_env_spec.h"
 
 namespace shardbench {
 namespace {
@@ -227,6 +228,11 @@ std::vector<ScenarioField> BuildFields() {
       BoolField("checks.state_dict_roundtrip", [](Scenario& s) -> bool& { return s.checks.state_dict_roundtrip; }),
       BoolField("checks.resume", [](Scenario& s) -> bool& { return s.checks.resume; }),
       StringField("peer.python", [](Scenario& s) -> std::string& { return s.peer.python; }),
+      {"peer.env", "PACKAGE=VERSION,... (torch, transformers, peft, accelerate)",
+       [](Scenario& s, const YAML::Node& n) {
+         s.peer.env = CanonicalPeerEnv(ParsePeerEnv(ReadScalar<std::string>(n, "PACKAGE=VERSION,...")));
+       },
+       [](const Scenario& s) { return Node(s.peer.env); }},
       IntField("accelerate.fsdp_version", 1, [](Scenario& s) -> int& { return s.accelerate.fsdp_version; }, 2),
       BoolField("profile.kernel_trace", [](Scenario& s) -> bool& { return s.profile.kernel_trace; }),
       BoolField("profile.trace", [](Scenario& s) -> bool& { return s.profile.trace; }),

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "engine/common/error.h"
+#include "harness/peer_env.h"
 #include "harness/peer_launch.h"
 #include "harness/scenario/engine_registry.h"
 #include "harness/scenario/scenario_matrix.h"
@@ -204,6 +205,46 @@ TEST(PeerScenario, TorchtuneMapsItsRecipeAndRunsInItsOwnEnvironment) {
     EXPECT_NE(error.find(tune + ": engine=torchtune (torchtune's FSDP2 utilities"), std::string::npos) << error;
     EXPECT_NE(error.find(words), std::string::npos) << override_ << ": " << error;
   }
+}
+
+// peer.env names an environment by what it holds, canonically; its errors name the item.
+TEST(PeerScenario, PeerEnvIsCanonicalAndCheckedAgainstWhatThePeerImported) {
+  const std::string peer = Write("peer_env", "model: tiny\nengine: torch_fsdp2\n");
+  const Scenario s = LoadScenarioFile(peer, {"peer.env= peft=0.17.1 ,torch=2.10.0"});
+  EXPECT_EQ(s.peer.env, "torch=2.10.0,peft=0.17.1");
+  EXPECT_EQ(PeerPython(s), PeerEnvRoot() + "/.venv-peer-torch-2.10.0_peft-0.17.1/bin/python");
+  EXPECT_EQ(YAML::Dump(ScenarioToYaml(s)["peer"]["env"]), "torch=2.10.0,peft=0.17.1");
+  for (const auto& [text, words] : std::vector<std::pair<std::string, std::string>>{
+           {"peer.env=numpy=2.0", "'numpy' is not a package a peer environment pins"},
+           {"peer.env=torch=2.10.0,torch=2.9.1", "'torch' named twice"},
+           {"peer.env=torch==2.10.0", "is not PACKAGE=VERSION"},
+           {"peer.env=torch=latest", "is not PACKAGE=VERSION"}}) {
+    const std::string error = ErrorOf([&] { LoadScenarioFile(peer, {text}); });
+    EXPECT_NE(error.find("peer.env"), std::string::npos) << error;
+    EXPECT_NE(error.find(words), std::string::npos) << text << ": " << error;
+  }
+  EXPECT_NE(ErrorOf([&] { LoadScenarioFile(peer, {"peer.env=torch=2.10.0", "peer.python=project"}); })
+                .find("peer.env and peer.python both name the peer's Python"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { LoadScenarioFile(peer, {"engine=torchtune", "peer.env=torch=2.10.0"}); })
+                .find("runs in its own environment"),
+            std::string::npos);
+  // What is asked: peer.env's releases, or torch's of a legacy name; local tags are the same release.
+  EXPECT_EQ(AskedPeerVersions("", "torch-2.10.0"), (std::map<std::string, std::string>{{"torch", "2.10.0"}}));
+  EXPECT_TRUE(AskedPeerVersions("", "project").empty());
+  const auto asked = AskedPeerVersions(s.peer.env, "");
+  EXPECT_NO_THROW(CheckImportedVersions(asked, {{"torch", "2.10.0+cu128"}, {"peft", "0.17.1"}}, "py"));
+  auto refusal = [&](const nlohmann::json& imported) -> std::string {
+    try {
+      CheckImportedVersions(asked, imported, "py");
+    } catch (const InfraError& e) {  // exit 3: the environment, not the user's input
+      return e.what();
+    }
+    return "<no InfraError>";
+  };
+  EXPECT_NE(refusal({{"torch", "2.11.0+cu130"}, {"peft", "0.17.1"}}).find("imported torch 2.11.0 (asked 2.10.0)"),
+            std::string::npos);
+  EXPECT_NE(refusal({{"torch", "2.10.0"}}).find("peft none (asked 0.17.1)"), std::string::npos);
 }
 
 TEST(ScenarioMatrix, CartesianProductMinusExcludes) {
