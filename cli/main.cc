@@ -19,6 +19,7 @@
 #include "cli/export_command.h"
 #include "cli/trace_command.h"
 #include "cli/inspect_commands.h"
+#include "cli/matrix_command.h"
 #include "cli/merge_command.h"
 #include "cli/run_command.h"
 #include "cli/shrink_command.h"
@@ -129,6 +130,28 @@ Subcommand AddCompare(CLI::App& app) {
   cmd->add_flag("--engines", compare->engines, "Engines side by side: pair instances that ran the same scenario on "
                                                "two engines (loss parity, tokens/s, memory and init ratios)");
   return {cmd, [compare] { return cli::CompareCommand(*compare); }};
+}
+
+Subcommand AddMatrix(CLI::App& app, const std::string& self_exe) {
+  auto args = std::make_shared<cli::MatrixArgs>();
+  auto* cmd = app.add_subcommand("matrix", "A release matrix: the target's peer instances on each --env side, "
+                                           "neighbours judged by the gate and their changes listed (or --bisect)");
+  cmd->add_option("target", args->target, "Suite or scenario: a YAML file or a shipped name (see `list`)")->required();
+  cmd->add_option("--env", args->envs, "A side, oldest first (repeatable): PACKAGE=VERSION,... over requirements.txt's "
+                                       "pins (torch, transformers, peft, accelerate), or project")
+      ->allow_extra_args(false);
+  cmd->add_option("--bisect", args->bisect, "PACKAGE OLD NEW: the first release in the wheelhouse between OLD and NEW "
+                                            "whose colours, exact metrics or warnings differ from OLD's")
+      ->expected(3)
+      ->allow_extra_args(false);
+  cmd->add_option("--out", args->out_dir, "The matrix directory: a run directory per side, the reports (default "
+                                          "results/matrix-<timestamp>)");
+  cmd->add_option("--repetitions", args->repetitions, "Launches of every instance on each side (default: the target's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--policy", args->policy, "Gate policy for neighbours (default: the defaults)");
+  cmd->add_option("--only", args->only, "Only the instances matching this glob (repeatable)")->allow_extra_args(false);
+  cmd->add_option("overrides", args->overrides, "key=value overrides for every side");
+  return {cmd, [args, self_exe] { return cli::MatrixCommand(*args, self_exe); }};
 }
 
 Subcommand AddMerge(CLI::App& app) {
@@ -243,6 +266,7 @@ static int RunShardbench(int argc, char** argv) {
       AddPlan(app),
       AddCompare(app),
       AddMerge(app),
+      AddMatrix(app, self_exe),
       AddExport(app),
       AddTrace(app),
       AddHistory(app),

@@ -29,6 +29,9 @@ struct RunRequest {
   // --only GLOB (repeatable): the instances whose names match any of them (shell globs, as in
   // gate policies); none matching is bad input naming the instances there are.
   std::vector<std::string> only;
+  // The peer engines' instances only (`matrix`: a release matrix varies the peer's libraries;
+  // our engines would run the same in every side). None left is bad input.
+  bool peers_only = false;
   // Our own launcher across nodes, torchrun's way (harness/node_launch.h): every node runs
   // `run` with the same target, nnodes, nproc and master, and its own node rank. 0: not asked
   // (PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT are the env forms).

@@ -26,6 +26,7 @@
 #include "reporters/results_reader.h"
 #include "reporters/results_writer.h"
 #include "reporters/run_result.h"
+#include "harness/scenario/engine_registry.h"
 #include "harness/scenario/scenario_parser.h"
 
 namespace shardbench {
@@ -191,6 +192,14 @@ ResolvedTarget Resolve(const RunRequest& request, int world_size) {
   ResolvedTarget t;
   t.jobs = ResolveTarget(request.target, overrides, &t.title);
   if (!request.only.empty()) t.jobs = OnlyMatching(std::move(t.jobs), request.only);
+  if (request.peers_only) {
+    t.jobs.erase(std::remove_if(t.jobs.begin(), t.jobs.end(), [](const Job& job) { return !IsPeerEngine(job.scenario.engine); }),
+                 t.jobs.end());
+    if (t.jobs.empty()) {
+      throw InputError(request.target + ": no instance runs a peer engine (torch_fsdp1, torch_fsdp2, accelerate, "
+                       "torchtune): a release matrix varies the peer's libraries, ours run the same in every side");
+    }
+  }
   if (request.repetitions > 0) {
     for (Job& job : t.jobs) job.repetitions = request.repetitions;
   }

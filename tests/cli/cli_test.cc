@@ -153,6 +153,26 @@ TEST(Cli, OnlyRunsTheMatchingInstances) {
       << c.output;
 }
 
+// A release matrix refuses what could not be a version comparison before running anything.
+TEST(Cli, MatrixRefusesWhatIsNotAVersionComparison) {
+  const std::string out = testing::MakeTempDir("cli_matrix") + "/m";
+  const std::pair<std::string, std::string> cases[] = {
+      {"peers_tiny --env torch=2.11.0 --env project", "ask for the same releases"},
+      {"peers_tiny --env project", "give at least two --env sides"},
+      {"peers_tiny --env torch=2.11.0,torch=2.10.0 --env project", "'torch' named twice"},
+      {"smoke --env peft=0.17.1 --env project", "no instance runs a peer engine"},
+      {"peers_tiny --bisect peft 0.15.0 0.18.1", "release 0.15.0 is not in the wheelhouse (it has: none"},
+  };
+  ::setenv("SHARDBENCH_WHEELS", (out + "_no_wheels").c_str(), 1);  // popen's child inherits it
+  for (const auto& [args, words] : cases) {
+    Command c = Shardbench("matrix " + args + " --out " + out);
+    EXPECT_EQ(c.exit_code, 2) << args << ": " << c.output;
+    EXPECT_NE(c.output.find(words), std::string::npos) << args << ": " << c.output;
+  }
+  ::unsetenv("SHARDBENCH_WHEELS");
+  EXPECT_FALSE(std::filesystem::exists(out)) << "a refused matrix wrote " << out;
+}
+
 TEST(Cli, VersionNamesTheBuild) {
   const BuildInfo& b = GetBuildInfo();
   ASSERT_FALSE(b.version.empty());
