@@ -76,12 +76,11 @@ void RunSide(const MatrixArgs& args, const Side& side, int repetitions, const st
   RunArgs run;
   run.target = args.target;
   run.overrides = args.overrides;
-  run.overrides.push_back(side.override_);
+  run.release_side = side.override_;
   run.only = args.only;
   run.out_dir = side.dir;
   run.repetitions = repetitions;
   run.quiet = true;
-  run.peers_only = true;
   std::printf("matrix: %s (%s) -> %s\n", side.label.c_str(), Asked(side).c_str(), side.dir.c_str());
   std::fflush(stdout);
   const int rc = RunCommand(run, self_exe);

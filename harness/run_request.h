@@ -29,9 +29,11 @@ struct RunRequest {
   // --only GLOB (repeatable): the instances whose names match any of them (shell globs, as in
   // gate policies); none matching is bad input naming the instances there are.
   std::vector<std::string> only;
-  // The peer engines' instances only (`matrix`: a release matrix varies the peer's libraries;
-  // our engines would run the same in every side). None left is bad input.
-  bool peers_only = false;
+  // `matrix`: one side of a release matrix, "peer.env=torch=2.10.0" or "peer.python=project",
+  // applied to the instances a peer environment varies (torch_fsdp1, torch_fsdp2, accelerate),
+  // the others left out (ours run the same on every side; torchtune has its own environment).
+  // None left is bad input.
+  std::string release_side;
   // Our own launcher across nodes, torchrun's way (harness/node_launch.h): every node runs
   // `run` with the same target, nnodes, nproc and master, and its own node rank. 0: not asked
   // (PET_NNODES, PET_NODE_RANK, PET_MASTER_ADDR, PET_MASTER_PORT are the env forms).

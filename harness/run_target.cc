@@ -192,12 +192,16 @@ ResolvedTarget Resolve(const RunRequest& request, int world_size) {
   ResolvedTarget t;
   t.jobs = ResolveTarget(request.target, overrides, &t.title);
   if (!request.only.empty()) t.jobs = OnlyMatching(std::move(t.jobs), request.only);
-  if (request.peers_only) {
-    t.jobs.erase(std::remove_if(t.jobs.begin(), t.jobs.end(), [](const Job& job) { return !IsPeerEngine(job.scenario.engine); }),
-                 t.jobs.end());
+  if (!request.release_side.empty()) {
+    auto varies = [](const Job& job) { return IsPeerEngine(job.scenario.engine) && !SpecOf(job.scenario.engine).default_peer_env; };
+    t.jobs.erase(std::remove_if(t.jobs.begin(), t.jobs.end(), [&](const Job& job) { return !varies(job); }), t.jobs.end());
     if (t.jobs.empty()) {
-      throw InputError(request.target + ": no instance runs a peer engine (torch_fsdp1, torch_fsdp2, accelerate, "
-                       "torchtune): a release matrix varies the peer's libraries, ours run the same in every side");
+      throw InputError(request.target + ": no instance runs a peer engine in a peer environment (torch_fsdp1, torch_fsdp2, "
+                       "accelerate): a release matrix varies the peer's libraries, ours run the same in every side");
+    }
+    for (Job& job : t.jobs) {
+      ApplyOverride(job.scenario, request.release_side);
+      ValidateScenario(job.scenario);
     }
   }
   if (request.repetitions > 0) {
