@@ -35,7 +35,7 @@ report="$out/report.md"
 echo "# Release matrix ($(date -u +%Y-%m-%d), $repetitions launches a side)" > "$report"
 for target in $targets; do
   for chain in "${chains[@]}"; do
-    name=$(echo "$chain" | tr ' =,' '_--')
+    name=$(echo "$chain" | sed 's/ /_/g; s/[=,]/-/g')
     envs=(); for side in $chain; do envs+=(--env "$side"); done
     rc=0
     "$bin" matrix "$target" "${envs[@]}" --repetitions "$repetitions" --out "$out/$target/$name" || rc=$?

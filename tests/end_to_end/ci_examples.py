@@ -31,34 +31,36 @@ def commands(node):
             yield from commands(item)
 
 
+def script_problems(example, text, script, flags):
+    """The scripts `text` (an example's shell lines) runs exist, and each flag it passes to
+    `script` is one the script parses."""
+    out = []
+    for called in set(re.findall(r"\b((?:ci|scripts)/[\w.-]+\.sh)\b", text)):
+        if not os.path.isfile(os.path.join(root, called)):
+            out.append(f"{example}: runs {called}, which does not exist")
+    for call in re.findall(re.escape(script) + r"([^\n]*)", text):
+        for flag in re.findall(r"(--[a-z-]+)", call):
+            if flag not in flags:
+                out.append(f"{example}: passes {flag} to {script}, which does not parse it")
+    return out
+
+
+def example_text(example):
+    return "\n".join(str(c) for c in commands(yaml.safe_load(open(os.path.join(root, "ci", example)))))
+
+
 problems = []
 for example in ("github-nightly.yml", "gitlab-nightly.yml"):
-    doc = yaml.safe_load(open(os.path.join(root, "ci", example)))
-    text = "\n".join(str(c) for c in commands(doc))
-    for script in set(re.findall(r"\b((?:ci|scripts)/[\w.-]+\.sh)\b", text)):
-        if not os.path.isfile(os.path.join(root, script)):
-            problems.append(f"{example}: runs {script}, which does not exist")
-    for call in re.findall(r"ci/nightly\.sh([^\n]*)", text):
-        for flag in re.findall(r"(--[a-z-]+)", call):
-            if flag not in nightly_flags:
-                problems.append(f"{example}: passes {flag} to ci/nightly.sh, which does not parse it")
+    text = example_text(example)
+    problems += script_problems(example, text, "ci/nightly.sh", nightly_flags)
     if "reports/junit.xml" not in open(os.path.join(root, "ci", example)).read():
         problems.append(f"{example}: does not publish reports/junit.xml")
     if "shardbench-history" not in text:
         problems.append(f"{example}: does not keep the history on the shardbench-history branch")
 # The weekly release matrix: the scripts it runs exist, ci/matrix.sh parses what it passes, and
 # every side of ci/release-matrix.txt is a side `shardbench matrix --env` takes.
-weekly = yaml.safe_load(open(os.path.join(root, "ci", "github-weekly-matrix.yml")))
-weekly_text = "\n".join(str(c) for c in commands(weekly))
-matrix_sh = open(os.path.join(root, "ci", "matrix.sh")).read()
-matrix_flags = set(re.findall(r"^\s+(--[a-z-]+)\)", matrix_sh, re.M))
-for script in set(re.findall(r"\b((?:ci|scripts)/[\w.-]+\.sh)\b", weekly_text)):
-    if not os.path.isfile(os.path.join(root, script)):
-        problems.append(f"github-weekly-matrix.yml: runs {script}, which does not exist")
-for call in re.findall(r"ci/matrix\.sh([^\n]*)", weekly_text):
-    for flag in re.findall(r"(--[a-z-]+)", call):
-        if flag not in matrix_flags:
-            problems.append(f"github-weekly-matrix.yml: passes {flag} to ci/matrix.sh, which does not parse it")
+matrix_flags = set(re.findall(r"^\s+(--[a-z-]+)\)", open(os.path.join(root, "ci", "matrix.sh")).read(), re.M))
+problems += script_problems("github-weekly-matrix.yml", example_text("github-weekly-matrix.yml"), "ci/matrix.sh", matrix_flags)
 for line in open(os.path.join(root, "ci", "release-matrix.txt")):
     line = line.split("#")[0].strip()
     for side in line.split():
