@@ -126,9 +126,19 @@ int RunMatrix(const MatrixArgs& args, const std::string& out, const std::string&
   std::string md = "# Release matrix: " + args.target + "\n\nSides, oldest first (asked; every peer result recorded its own):\n\n";
   for (const auto& s : sides) md += "- " + s.label + ": " + Asked(s) + " (" + fs::path(s.dir).filename().string() + "/)\n";
   md += "\n";
+  std::vector<ResultSet> sets;
+  std::vector<std::string> labels;
+  for (const auto& s : sides) {
+    sets.push_back(LoadResultSet(s.dir));
+    labels.push_back(s.label);
+  }
+  std::vector<const ResultSet*> set_ptrs;
+  for (const auto& s : sets) set_ptrs.push_back(&s);
+  md += "Per side (bytes: the largest rank's, exact; tok/s: median of the side's launches):\n\n" +
+        SideFiguresMarkdown(labels, set_ptrs) + "\n";
   bool red = false, same_releases = false;
   for (size_t i = 1; i < sides.size(); ++i) {
-    const ResultSet ra = LoadResultSet(sides[i - 1].dir), rb = LoadResultSet(sides[i].dir);
+    const ResultSet &ra = sets[i - 1], &rb = sets[i];
     const Comparison c = Compare(ra, rb, policy, TodayUtc());
     const std::string pair = fs::path(sides[i - 1].dir).filename().string() + "_vs_" + fs::path(sides[i].dir).filename().string();
     WriteFileAtomically(out + "/" + pair + ".md", MarkdownReport(c));

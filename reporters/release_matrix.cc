@@ -1,6 +1,7 @@
 #include "reporters/release_matrix.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 
@@ -115,6 +116,45 @@ std::vector<std::string> FingerprintChanges(const Fingerprint& from, const Finge
     if (!from.count(name)) out.push_back(name + ": new (" + b.colour + ")");
   }
   return out;
+}
+
+std::string SideFiguresMarkdown(const std::vector<std::string>& labels, const std::vector<const ResultSet*>& sides) {
+  std::string md = "| instance |";
+  for (const auto& l : labels) md += " " + EscapeMarkdown(l) + " |";
+  md += "\n|---|";
+  for (size_t i = 0; i < labels.size(); ++i) md += "---|";
+  md += "\n";
+  std::vector<std::string> names;
+  for (const auto* side : sides) {
+    for (const auto& inst : side->instances) {
+      if (std::find(names.begin(), names.end(), inst.name) == names.end()) names.push_back(inst.name);
+    }
+  }
+  for (const auto& name : names) {
+    md += "| " + EscapeMarkdown(name) + " |";
+    for (const auto* side : sides) {
+      const InstanceResult* inst = side->find(name);
+      if (!inst) {
+        md += " absent |";
+        continue;
+      }
+      std::string cell = Colour(inst->status);
+      if (!inst->result.is_null()) {
+        const StoredResult r = ReadInstance(*inst);
+        for (const auto& [metric, label] : std::vector<std::pair<const char*, const char*>>{
+                 {"grad_bytes", "grad"}, {"param_bytes", "param"}, {"optim_state_bytes", "optim"},
+                 {"comm_all_gather_bytes", "gathered"}, {"tokens_per_s", "tok/s"}}) {
+          if (const StoredMetric* m = r.metric(metric)) {
+            const double v = m->kind == "exact" ? LargestRank(*m) : m->median.value_or(0);
+            cell += ", " + std::string(label) + " " + ExactNumber(m->kind == "exact" ? v : std::round(v));
+          }
+        }
+      }
+      md += " " + EscapeMarkdown(cell) + " |";
+    }
+    md += "\n";
+  }
+  return md;
 }
 
 bool ReleaseLess(const std::string& a, const std::string& b) {

@@ -37,6 +37,11 @@ Fingerprint FingerprintOf(const ResultSet& side);
 // Each difference in words ("inst: colour green -> red", "inst: grad_bytes 74752 -> 126912").
 std::vector<std::string> FingerprintChanges(const Fingerprint& from, const Fingerprint& to);
 
+// One row per instance, one column per side: its colour and a few figures as that side measured
+// them (gradient, parameter and optimizer-state bytes and all-gathered bytes, exact; tokens/s,
+// the median of what it sampled), so that a report shows the bytes even where nothing moved.
+std::string SideFiguresMarkdown(const std::vector<std::string>& labels, const std::vector<const ResultSet*>& sides);
+
 // Release order: dot-separated parts, numeric ones compared as numbers, others as text
 // ("0.9.1" < "0.10.0", "2.10.0" < "2.10.0.post1").
 bool ReleaseLess(const std::string& a, const std::string& b);

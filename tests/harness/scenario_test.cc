@@ -63,7 +63,7 @@ TEST(Scenario, WrongTypeSaysWhatWasExpected) {
   EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(neg); }), neg + ":1: key 'world_size': expected an integer from 1 to 65536, got 0");
   const std::string choice = Write("choice", "engine: fsdp3\n");
   EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(choice); }),
-            choice + ":1: key 'engine': expected one of reference, flat, per_param, torch_fsdp1, torch_fsdp2, accelerate, got 'fsdp3'");
+            choice + ":1: key 'engine': expected one of reference, flat, per_param, torch_fsdp1, torch_fsdp2, accelerate, torchtune, got 'fsdp3'");
   const std::string section = Write("section", "train: 5\n");
   EXPECT_EQ(ErrorOf([&] { LoadScenarioFile(section); }),
             section + ":1: key 'train': expected a mapping of train.* keys");
@@ -284,7 +284,7 @@ TEST(ScenarioMatrix, BadAxesAndExcludesAreNamed) {
   EXPECT_EQ(ErrorOf([&] { LoadScenarioInstances(empty); }),
             empty + ":3: matrix axis 'world_size' must be a non-empty list of values");
   const std::string value = Write("m3", "model: tiny\nmatrix:\n  engine: [flat, fsdp9]\n");
-  EXPECT_NE(ErrorOf([&] { LoadScenarioInstances(value); }).find("key 'engine': expected one of reference, flat, per_param, torch_fsdp1, torch_fsdp2, accelerate, got 'fsdp9'"),
+  EXPECT_NE(ErrorOf([&] { LoadScenarioInstances(value); }).find("key 'engine': expected one of reference, flat, per_param, torch_fsdp1, torch_fsdp2, accelerate, torchtune, got 'fsdp9'"),
             std::string::npos);
   const std::string excl = Write("m4", "model: tiny\nmatrix:\n  world_size: [1, 2]\nexclude:\n  - {engine: flat}\n");
   EXPECT_EQ(ErrorOf([&] { LoadScenarioInstances(excl); }),
