@@ -150,6 +150,8 @@ Subcommand AddMatrix(CLI::App& app, const std::string& self_exe) {
       ->check(CLI::PositiveNumber);
   cmd->add_option("--policy", args->policy, "Gate policy for neighbours (default: the defaults)");
   cmd->add_option("--only", args->only, "Only the instances matching this glob (repeatable)")->allow_extra_args(false);
+  cmd->add_option("--reuse", args->reuse, "An earlier matrix directory whose sides are read instead of run again "
+                                          "(the reports are written anew under --out)");
   cmd->add_option("overrides", args->overrides, "key=value overrides for every side");
   return {cmd, [args, self_exe] { return cli::MatrixCommand(*args, self_exe); }};
 }

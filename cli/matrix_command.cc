@@ -121,10 +121,19 @@ int RunMatrix(const MatrixArgs& args, const std::string& out, const std::string&
                        Asked(sides[i]) + "): not a version comparison");
     }
   }
-  for (const auto& side : sides) RunSide(args, side, args.repetitions, self_exe);
+  for (auto& side : sides) {
+    const std::string earlier = args.reuse + "/" + fs::path(side.dir).filename().string();
+    if (!args.reuse.empty() && fs::is_regular_file(earlier + "/index.json")) {
+      std::printf("matrix: %s read from %s (--reuse)\n", side.label.c_str(), earlier.c_str());
+      side.dir = earlier;
+      continue;
+    }
+    RunSide(args, side, args.repetitions, self_exe);
+  }
+  fs::create_directories(out);
   const GatePolicy policy = args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy);
   std::string md = "# Release matrix: " + args.target + "\n\nSides, oldest first (asked; every peer result recorded its own):\n\n";
-  for (const auto& s : sides) md += "- " + s.label + ": " + Asked(s) + " (" + fs::path(s.dir).filename().string() + "/)\n";
+  for (const auto& s : sides) md += "- " + s.label + ": " + Asked(s) + " (" + s.dir + "/)\n";
   md += "\n";
   std::vector<ResultSet> sets;
   std::vector<std::string> labels;

@@ -27,6 +27,9 @@ struct MatrixArgs {
   std::string policy;                  // gate policy for neighbours (default: the defaults)
   int repetitions = 0;                 // 0: the target's
   std::vector<std::string> bisect;     // PACKAGE OLD NEW
+  // An earlier matrix directory: a side already run there (<reuse>/<side>/index.json) is read
+  // from it instead of run again; the reports are written anew under --out.
+  std::string reuse;
 };
 
 int MatrixCommand(const MatrixArgs& args, const std::string& self_exe);

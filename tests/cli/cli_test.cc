@@ -171,6 +171,16 @@ TEST(Cli, MatrixRefusesWhatIsNotAVersionComparison) {
   }
   ::unsetenv("SHARDBENCH_WHEELS");
   EXPECT_FALSE(std::filesystem::exists(out)) << "a refused matrix wrote " << out;
+  // Sides read back (--reuse) that recorded the same releases (here none: our engine's runs) are
+  // not a version comparison either: exit 3 after the report, which says so.
+  const std::string earlier = testing::MakeTempDir("cli_matrix_reuse");
+  for (const char* side : {"torch-2.9.1", "project"}) {
+    ASSERT_EQ(Shardbench("run smoke --only smoke_flat --quiet --out " + earlier + "/" + side + " train.steps=1").exit_code, 0);
+  }
+  Command c = Shardbench("matrix peers_tiny --env torch=2.9.1 --env project --reuse " + earlier + " --out " + out);
+  EXPECT_EQ(c.exit_code, 3) << c.output;
+  EXPECT_NE(c.output.find("torch=2.9.1 read from " + earlier + "/torch-2.9.1 (--reuse)"), std::string::npos) << c.output;
+  EXPECT_NE(testing::ReadFile(out + "/matrix.md").find("the same on both sides: not a version comparison"), std::string::npos);
 }
 
 TEST(Cli, VersionNamesTheBuild) {
