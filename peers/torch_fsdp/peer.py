@@ -451,7 +451,8 @@ class PeerRun:
             out.units = self.units
             out.checks = self.checks
             out.not_measured = self.not_measured
-            out.sampled = {k: v for k, v in SAMPLED_HERE.items() if k not in self.not_measured}
+            sampled = {**SAMPLED_HERE, **self.recipe.sampled}
+            out.sampled = {k: v for k, v in sampled.items() if k not in self.not_measured}
             if self.device.type == "cuda":
                 out.matmul_peak_flops_per_s = matmul_peak(self.device)
                 out.gpu_name = __import__("torch").cuda.get_device_name(self.device)
