@@ -95,7 +95,8 @@ std::string PairReport(const Side& a, const Side& b, const ResultSet& ra, const 
   const std::string releases = ReleaseChanges(RecordedReleases(ra), RecordedReleases(rb));
   *same = releases.empty();
   std::string md = "## " + a.label + " -> " + b.label + "\n\n";
-  md += "- releases recorded: " + (releases.empty() ? std::string("the same on both sides: not a version comparison") : releases) + "\n";
+  md += "- releases recorded: " +
+        (releases.empty() ? std::string("the same on both sides: not a version comparison") : releases) + "\n";
   md += "- gate: " + c.colour() + " (" + std::to_string(c.regressions()) + " regressions, " +
         std::to_string(c.failed_checks()) + " failed checks; report " + fs::path(a.dir).filename().string() + "_vs_" +
         fs::path(b.dir).filename().string() + ".md)\n";
@@ -117,8 +118,8 @@ int RunMatrix(const MatrixArgs& args, const std::string& out, const std::string&
   for (const auto& e : args.envs) sides.push_back(MakeSide(e, out));
   for (size_t i = 1; i < sides.size(); ++i) {
     if (sides[i].asked == sides[i - 1].asked) {
-      throw InputError("matrix: --env " + sides[i - 1].label + " and --env " + sides[i].label + " ask for the same releases (" +
-                       Asked(sides[i]) + "): not a version comparison");
+      throw InputError("matrix: --env " + sides[i - 1].label + " and --env " + sides[i].label +
+                       " ask for the same releases (" + Asked(sides[i]) + "): not a version comparison");
     }
   }
   for (auto& side : sides) {
@@ -132,7 +133,8 @@ int RunMatrix(const MatrixArgs& args, const std::string& out, const std::string&
   }
   fs::create_directories(out);
   const GatePolicy policy = args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy);
-  std::string md = "# Release matrix: " + args.target + "\n\nSides, oldest first (asked; every peer result recorded its own):\n\n";
+  std::string md =
+      "# Release matrix: " + args.target + "\n\nSides, oldest first (asked; every peer result recorded its own):\n\n";
   for (const auto& s : sides) md += "- " + s.label + ": " + Asked(s) + " (" + s.dir + "/)\n";
   md += "\n";
   std::vector<ResultSet> sets;
@@ -149,7 +151,8 @@ int RunMatrix(const MatrixArgs& args, const std::string& out, const std::string&
   for (size_t i = 1; i < sides.size(); ++i) {
     const ResultSet &ra = sets[i - 1], &rb = sets[i];
     const Comparison c = Compare(ra, rb, policy, TodayUtc());
-    const std::string pair = fs::path(sides[i - 1].dir).filename().string() + "_vs_" + fs::path(sides[i].dir).filename().string();
+    const std::string pair =
+        fs::path(sides[i - 1].dir).filename().string() + "_vs_" + fs::path(sides[i].dir).filename().string();
     WriteFileAtomically(out + "/" + pair + ".md", MarkdownReport(c));
     bool same = false;
     const std::string section = PairReport(sides[i - 1], sides[i], ra, rb, c, &same);
@@ -161,8 +164,8 @@ int RunMatrix(const MatrixArgs& args, const std::string& out, const std::string&
   WriteFileAtomically(out + "/matrix.md", md);
   std::printf("matrix: report %s/matrix.md\n", out.c_str());
   if (same_releases) {
-    throw InfraError("matrix: neighbours recorded the same releases although they asked for different ones (see " + out +
-                     "/matrix.md)");
+    throw InfraError("matrix: neighbours recorded the same releases although they asked for different ones (see " +
+                     out + "/matrix.md)");
   }
   return red ? static_cast<int>(ExitCode::kRegression) : 0;
 }
@@ -204,7 +207,8 @@ int RunBisect(const MatrixArgs& args, const std::string& out, const std::string&
   md += "- releases in the wheelhouse: " + listed + " (" + std::to_string(releases.size()) + ")\n";
   md += "- run (one launch each, in this order): " + Joined(found.tried, ", ") + "\n";
   if (!found.first_changed) {
-    md += "- no change: " + args.bisect[1] + " and " + args.bisect[2] + " agree on every colour, exact metric and warning\n";
+    md += "- no change: " + args.bisect[1] + " and " + args.bisect[2] +
+          " agree on every colour, exact metric and warning\n";
   } else {
     md += "- first change: " + package + " " + releases[*found.first_changed] + " (after " +
           releases[*found.first_changed - 1] + ")\n";
@@ -220,7 +224,8 @@ int RunBisect(const MatrixArgs& args, const std::string& out, const std::string&
 int MatrixCommand(const MatrixArgs& args, const std::string& self_exe) {
   const std::string out = args.out_dir.empty() ? "results/matrix-" + Timestamp() : args.out_dir;
   for (const char* report : {"matrix.md", "bisect.md"}) {
-    if (fs::exists(out + "/" + report)) throw InputError(out + ": already holds a matrix (" + report + "); give a new --out");
+    if (fs::exists(out + "/" + report))
+      throw InputError(out + ": already holds a matrix (" + report + "); give a new --out");
   }
   if (!args.bisect.empty()) return RunBisect(args, out, self_exe);
   return RunMatrix(args, out, self_exe);

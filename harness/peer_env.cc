@@ -1,9 +1,10 @@
 #include "harness/peer_env.h"
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sys/wait.h>
 
 #include "engine/common/error.h"
 #include "harness/suite.h"

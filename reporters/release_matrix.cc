@@ -59,7 +59,8 @@ std::map<std::string, std::string> RecordedReleases(const ResultSet& side) {
   return out;
 }
 
-std::string ReleaseChanges(const std::map<std::string, std::string>& from, const std::map<std::string, std::string>& to) {
+std::string ReleaseChanges(const std::map<std::string, std::string>& from,
+                           const std::map<std::string, std::string>& to) {
   std::string out;
   for (const char* p : kPeerPackages) {
     const auto a = from.find(p), b = to.find(p);
@@ -108,7 +109,8 @@ std::vector<std::string> FingerprintChanges(const Fingerprint& from, const Finge
       if (!a.exact.count(metric)) out.push_back(name + ": " + metric + " not measured -> " + ExactNumber(vb));
     }
     if (a.warnings != b.warnings) {
-      out.push_back(name + ": warnings " + std::to_string(a.warnings.size()) + " -> " + std::to_string(b.warnings.size()) +
+      out.push_back(name + ": warnings " + std::to_string(a.warnings.size()) + " -> " +
+                    std::to_string(b.warnings.size()) +
                     (b.warnings.empty() ? "" : " (first now: " + b.warnings.front().substr(0, 160) + ")"));
     }
   }
@@ -141,9 +143,12 @@ std::string SideFiguresMarkdown(const std::vector<std::string>& labels, const st
       std::string cell = Colour(inst->status);
       if (!inst->result.is_null()) {
         const StoredResult r = ReadInstance(*inst);
-        for (const auto& [metric, label] : std::vector<std::pair<const char*, const char*>>{
-                 {"grad_bytes", "grad"}, {"param_bytes", "param"}, {"optim_state_bytes", "optim"},
-                 {"comm_all_gather_bytes", "gathered"}, {"tokens_per_s", "tok/s"}}) {
+        for (const auto& [metric, label] :
+             std::vector<std::pair<const char*, const char*>>{{"grad_bytes", "grad"},
+                                                              {"param_bytes", "param"},
+                                                              {"optim_state_bytes", "optim"},
+                                                              {"comm_all_gather_bytes", "gathered"},
+                                                              {"tokens_per_s", "tok/s"}}) {
           if (const StoredMetric* m = r.metric(metric)) {
             const double v = m->kind == "exact" ? LargestRank(*m) : m->median.value_or(0);
             cell += ", " + std::string(label) + " " + ExactNumber(m->kind == "exact" ? v : std::round(v));
@@ -193,7 +198,8 @@ std::vector<std::string> ReleasesBetween(const std::vector<std::string>& availab
   return out;
 }
 
-BisectResult Bisect(const std::vector<std::string>& releases, const std::function<Fingerprint(const std::string&)>& run) {
+BisectResult Bisect(const std::vector<std::string>& releases,
+                    const std::function<Fingerprint(const std::string&)>& run) {
   BisectResult out;
   if (releases.size() < 2) return out;
   std::map<size_t, Fingerprint> known;
@@ -205,7 +211,7 @@ BisectResult Bisect(const std::vector<std::string>& releases, const std::functio
     return known[i];
   };
   size_t lo = 0, hi = releases.size() - 1;  // lo agrees with the oldest, hi does not
-  const Fingerprint& oldest = at(lo);  // the oldest first, then the newest
+  const Fingerprint& oldest = at(lo);       // the oldest first, then the newest
   if (at(hi) == oldest) return out;
   while (hi - lo > 1) {
     const size_t mid = lo + (hi - lo) / 2;

@@ -19,7 +19,8 @@ namespace shardbench {
 // disagree ("2.10.0|2.11.0"): what the side actually ran, not what it asked.
 std::map<std::string, std::string> RecordedReleases(const ResultSet& side);
 // "torch 2.10.0 -> 2.11.0, peft 0.17.1 -> 0.18.1"; empty when the two ran the same releases.
-std::string ReleaseChanges(const std::map<std::string, std::string>& from, const std::map<std::string, std::string>& to);
+std::string ReleaseChanges(const std::map<std::string, std::string>& from,
+                           const std::map<std::string, std::string>& to);
 
 // What a bisection compares: per instance, its colour and every exact metric (the largest
 // rank's value) and the warnings its libraries raised. Sampled metrics are left out: a
@@ -57,6 +58,7 @@ struct BisectResult {
 };
 // The first release whose fingerprint differs from the oldest's, assuming one transition
 // between the ends (binary search: the ends, then about log2(n) more runs).
-BisectResult Bisect(const std::vector<std::string>& releases, const std::function<Fingerprint(const std::string&)>& run);
+BisectResult Bisect(const std::vector<std::string>& releases,
+                    const std::function<Fingerprint(const std::string&)>& run);
 
 }  // namespace shardbench

@@ -27,7 +27,8 @@ std::map<std::string, std::string> ParsePeerEnv(const std::string& text) {
     }
     const auto& known = PeerEnvPackages();
     if (std::find(known.begin(), known.end(), m[1].str()) == known.end()) {
-      throw InputError("peer.env: '" + m[1].str() + "' is not a package a peer environment pins (torch, transformers, "
+      throw InputError("peer.env: '" + m[1].str() +
+                       "' is not a package a peer environment pins (torch, transformers, "
                        "peft, accelerate)");
     }
     if (!out.emplace(m[1].str(), m[2].str()).second) throw InputError("peer.env: '" + m[1].str() + "' named twice");

@@ -1,9 +1,10 @@
 // The release matrix's rules on fixed results: what each side recorded, what changed between
 // neighbours, release order, and bisection on a planted transition (no environment is built).
+#include "reporters/release_matrix.h"
+
 #include <gtest/gtest.h>
 
 #include "engine/common/error.h"
-#include "reporters/release_matrix.h"
 #include "tests/reporters/compare_fixtures.h"
 #include "tests/support/multi_rank.h"
 
@@ -12,17 +13,21 @@ namespace {
 
 using namespace fixtures;  // NOLINT: the fixtures are this file's vocabulary
 
-nlohmann::json PeerResult(const std::string& name, const std::string& torch, const std::string& peft, double grad_bytes) {
-  nlohmann::json r = Result(name, {Exact("grad_bytes", {grad_bytes, grad_bytes - 64}), Sampled("tokens_per_s", "higher", {1, 2, 3})});
-  r["provenance"] = {{"peer", {{"torch", torch}, {"transformers", "4.57.6"}, {"peft", peft}, {"accelerate", "1.16.0"}}}};
+nlohmann::json PeerResult(const std::string& name, const std::string& torch, const std::string& peft,
+                          double grad_bytes) {
+  nlohmann::json r =
+      Result(name, {Exact("grad_bytes", {grad_bytes, grad_bytes - 64}), Sampled("tokens_per_s", "higher", {1, 2, 3})});
+  r["provenance"] = {
+      {"peer", {{"torch", torch}, {"transformers", "4.57.6"}, {"peft", peft}, {"accelerate", "1.16.0"}}}};
   return r;
 }
 
 TEST(ReleaseMatrix, RecordedReleasesAreWhatEachSideImported) {
   const ResultSet a = Set({PeerResult("i1", "2.10.0+cu128", "0.17.1", 100), PeerResult("i2", "2.10.0", "0.17.1", 100)});
-  const ResultSet b = Set({PeerResult("i1", "2.11.0+cu130", "0.17.1", 100), PeerResult("i2", "2.11.0+cu130", "0.18.1", 100)});
+  const ResultSet b =
+      Set({PeerResult("i1", "2.11.0+cu130", "0.17.1", 100), PeerResult("i2", "2.11.0+cu130", "0.18.1", 100)});
   const auto ra = RecordedReleases(a), rb = RecordedReleases(b);
-  EXPECT_EQ(ra.at("torch"), "2.10.0");  // local tags are the same release
+  EXPECT_EQ(ra.at("torch"), "2.10.0");        // local tags are the same release
   EXPECT_EQ(rb.at("peft"), "0.17.1|0.18.1");  // instances that disagree are shown, never one picked
   EXPECT_EQ(ReleaseChanges(ra, rb), "torch 2.10.0 -> 2.11.0, peft 0.17.1 -> 0.17.1|0.18.1");
   EXPECT_EQ(ReleaseChanges(ra, ra), "");  // the same releases: not a version comparison
@@ -50,11 +55,13 @@ TEST(ReleaseMatrix, ReleasesOrderNumericallyAndRangesComeFromWhatIsThere) {
   const std::vector<std::string> wheelhouse = {"0.18.1", "0.15.2", "0.17.1", "0.16.0", "0.17.0", "0.9.0"};
   EXPECT_EQ(ReleasesBetween(wheelhouse, "peft", "0.15.2", "0.18.1"),
             (std::vector<std::string>{"0.15.2", "0.16.0", "0.17.0", "0.17.1", "0.18.1"}));
-  EXPECT_NE(testing::InputErrorOf([&] { ReleasesBetween(wheelhouse, "peft", "0.14.0", "0.18.1"); })
-                .find("release 0.14.0 is not in the wheelhouse (it has: 0.9.0, 0.15.2, 0.16.0, 0.17.0, 0.17.1, 0.18.1"),
+  EXPECT_NE(testing::InputErrorOf([&] {
+              ReleasesBetween(wheelhouse, "peft", "0.14.0", "0.18.1");
+            }).find("release 0.14.0 is not in the wheelhouse (it has: 0.9.0, 0.15.2, 0.16.0, 0.17.0, 0.17.1, 0.18.1"),
             std::string::npos);
-  EXPECT_NE(testing::InputErrorOf([&] { ReleasesBetween(wheelhouse, "peft", "0.18.1", "0.15.2"); }).find("is not older"),
-            std::string::npos);
+  EXPECT_NE(
+      testing::InputErrorOf([&] { ReleasesBetween(wheelhouse, "peft", "0.18.1", "0.15.2"); }).find("is not older"),
+      std::string::npos);
 }
 
 // A transition planted at 0.17.0 among 9 releases: found in about log2(9) + the two ends runs,
@@ -64,14 +71,15 @@ TEST(ReleaseMatrix, BisectFindsThePlantedTransitionInLogarithmicRuns) {
                                              "0.16.0", "0.17.0", "0.17.1", "0.18.1"};
   auto run = [](const std::string& release) {
     const bool after = !ReleaseLess(release, "0.17.0");
-    return FingerprintOf(Set({PeerResult("peers_tiny[engine=torch_fsdp1]", "2.11.0", release, after ? 261632 : 74752)}));
+    return FingerprintOf(
+        Set({PeerResult("peers_tiny[engine=torch_fsdp1]", "2.11.0", release, after ? 261632 : 74752)}));
   };
   const BisectResult found = Bisect(releases, run);
   ASSERT_TRUE(found.first_changed);
   EXPECT_EQ(releases[*found.first_changed], "0.17.0");
   EXPECT_EQ(found.changes, (std::vector<std::string>{"peers_tiny[engine=torch_fsdp1]: grad_bytes 74752 -> 261632"}));
   EXPECT_LE(found.tried.size(), 2u + 3u);  // the ends, then ceil(log2(8))
-  EXPECT_EQ(found.tried[0], "0.13.0");  // the ends are compared before anything else
+  EXPECT_EQ(found.tried[0], "0.13.0");     // the ends are compared before anything else
   EXPECT_EQ(found.tried[1], "0.18.1");
   const BisectResult none = Bisect(releases, [](const std::string&) { return Fingerprint{}; });
   EXPECT_FALSE(none.first_changed);
