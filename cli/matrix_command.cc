@@ -57,7 +57,12 @@ Side MakeSide(const std::string& label, const std::string& out) {
     side.override_ = "peer.python=project";
     return side;
   }
-  const auto spec = ParsePeerEnv(label);
+  std::map<std::string, std::string> spec;
+  try {
+    spec = ParsePeerEnv(label);
+  } catch (const InputError& e) {
+    throw InputError("matrix --env '" + label + "': " + e.what());
+  }
   if (spec.empty()) throw InputError("matrix --env '" + label + "': expected PACKAGE=VERSION,... or project");
   for (const auto& [p, v] : spec) side.asked[p] = v;
   side.dir = out + "/" + fs::path(PeerEnvDir(spec)).filename().string().substr(std::string(".venv-peer-").size());

@@ -23,15 +23,15 @@ std::map<std::string, std::string> ParsePeerEnv(const std::string& text) {
     const std::string part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     std::smatch m;
     if (!std::regex_match(part, m, item)) {
-      throw InputError("peer.env: '" + part + "' is not PACKAGE=VERSION (e.g. torch=2.10.0,peft=0.17.1)");
+      throw InputError("'" + part + "' is not PACKAGE=VERSION (e.g. torch=2.10.0,peft=0.17.1)");
     }
     const auto& known = PeerEnvPackages();
     if (std::find(known.begin(), known.end(), m[1].str()) == known.end()) {
-      throw InputError("peer.env: '" + m[1].str() +
+      throw InputError("'" + m[1].str() +
                        "' is not a package a peer environment pins (torch, transformers, "
                        "peft, accelerate)");
     }
-    if (!out.emplace(m[1].str(), m[2].str()).second) throw InputError("peer.env: '" + m[1].str() + "' named twice");
+    if (!out.emplace(m[1].str(), m[2].str()).second) throw InputError("'" + m[1].str() + "' named twice");
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
