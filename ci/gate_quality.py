@@ -102,9 +102,11 @@ def median_tokens(dirs):
 
 def slowdowns(a):
     pool = a.pool or tempfile.mkdtemp(prefix="gate-quality-")
-    variants = {"A0": [], "A1": [], "B5": ["failpoints=[slow_step_5pct]"], "B10": ["failpoints=[slow_step_10pct]"],
-                "B20": ["failpoints=[slow_step_20pct]"]}
-    print(f"gate-quality: {a.rounds} rounds of {', '.join(variants)} launches of {a.scenario} into {pool}", flush=True)
+    planted = lambda pct: [f"failpoints=[slow_{a.planted}_{pct}pct]"]
+    b = lambda pct: f"B{pct}" + ("" if a.planted == "step" else f"-{a.planted}")  # pool directories by variant
+    variants = {"A0": [], "A1": [], b(5): planted(5), b(10): planted(10), b(20): planted(20)}
+    print(f"gate-quality: {a.rounds} rounds of {', '.join(variants)} launches of {a.scenario} (planted: slow_{a.planted}_*pct)"
+          f" into {pool}", flush=True)
     for r in range(a.rounds):
         for v, fp in variants.items():
             out = os.path.join(pool, f"{v}-{r}")
@@ -112,7 +114,7 @@ def slowdowns(a):
                 launch(a.bin, a.scenario, out, ["checks.loss_parity=false", *a.overrides, *fp])
     dirs = lambda v: [os.path.join(pool, f"{v}-{r}") for r in range(a.rounds)]
     A = dirs("A0") + dirs("A1")
-    B = {5: dirs("B5"), 10: dirs("B10"), 20: dirs("B20")}
+    B = {5: dirs(b(5)), 10: dirs(b(10)), 20: dirs(b(20))}
     policy = tokens_only_policy(a.policy, os.path.join(pool, "tokens-only-policy.yaml"))
     base = median_tokens(A)
     print(f"pool: {len(A)} A launches, {a.rounds} of each B; median tokens/s A {base:.0f}, " +
@@ -154,16 +156,16 @@ def slowdowns(a):
           f" ({(sum(below) / len(below)) if below else float('nan'):.0%})", flush=True)
     for t in range(a.auto_trials):
         sides = {}
-        for v, fp in (("A", []), ("B20", ["failpoints=[slow_step_20pct]"])):
+        for v, fp in (("A", []), (b(20), planted(20))):
             out = os.path.join(pool, f"auto-{v}-{t}")
             if not os.path.exists(os.path.join(out, "index.json")):
                 launch(a.bin, a.scenario, out, ["checks.loss_parity=false", *a.overrides, *fp],
                        ["--repetitions", f"auto:{a.auto_max}", "--target-mde", "0.10", "--policy", policy])
             sides[v] = out
         used = {v: json.load(open(os.path.join(d, "index.json")))["instances"][0] for v, d in sides.items()}
-        _, verdict, mde, _ = judge(a.bin, sides["A"], sides["B20"], policy)
+        _, verdict, mde, _ = judge(a.bin, sides["A"], sides[b(20)], policy)
         print(f"auto trial {t}: launches A {used['A']['repetitions']} ({used['A']['adaptive']['stopped']}), "
-              f"B20 {used['B20']['repetitions']} ({used['B20']['adaptive']['stopped']}); tokens_per_s: {verdict}, "
+              f"B20 {used[b(20)]['repetitions']} ({used[b(20)]['adaptive']['stopped']}); tokens_per_s: {verdict}, "
               f"reported MDE {mde if mde is None else f'{mde:.1%}'}", flush=True)
 
 
@@ -197,7 +199,7 @@ def aa_suite(a):
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=["slowdowns", "aa-suite"])
+    p.add_argument("mode", choices=["slowdowns", "aa-suite", "instructions"])
     p.add_argument("--bin", default=os.environ.get("SHARDBENCH_BIN", os.path.join(root, "build", "shardbench")))
     p.add_argument("--policy", default=os.path.join(root, "ci", "nightly-policy.yaml"))
     p.add_argument("--pool", help="keep launches here (reused when the script is run again)")
@@ -208,11 +210,19 @@ def main():
     p.add_argument("--suite", default="nightly")
     p.add_argument("--launches", type=int, default=10)
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--planted", choices=["step", "optimizer", "collectives"], default="step",
+                   help="slowdowns: which failpoints slow B down (slow_<planted>_5pct / 10pct / 20pct)")
+    p.add_argument("--planted-launches", type=int, default=5, help="instructions: launches of each planted slowdown")
+    p.add_argument("--tolerance", type=float, default=0.01, help="instructions: the gate's tolerance on instructions_per_step")
     argv = sys.argv[1:]
     overrides = argv[argv.index("--") + 1:] if "--" in argv else []
     a = p.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
     a.overrides = overrides  # key=value for every launch, after --
-    (slowdowns if a.mode == "slowdowns" else aa_suite)(a)
+    if a.mode == "instructions":
+        import gate_quality_instructions  # its own file: the counted launches and their figures
+        gate_quality_instructions.instructions(a)
+    else:
+        (slowdowns if a.mode == "slowdowns" else aa_suite)(a)
 
 
 if __name__ == "__main__":

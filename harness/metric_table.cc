@@ -76,6 +76,25 @@ Metric SlowestPerStep(const MetricRow& row, const MetricInputs& in, std::vector<
 void StepTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
   out.push_back(SlowestPerStep(row, in, &RankRecord::step_seconds, in.from));
 }
+// Per measured step, the slowest rank's step time over the ranks' mean calibration time right
+// after it: the step in units of the machine's speed at that moment.
+void StepTimeCalibrated(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
+  Metric m = DeclaredBy(row);
+  std::vector<std::vector<double>> per_rank(in.ranks.size());
+  for (int64_t s = in.from; s < in.steps; ++s) {
+    double slowest = 0, calibration = 0;
+    for (const auto& r : in.ranks) {
+      slowest = std::max(slowest, r.step_seconds[s]);
+      calibration += r.calibration_seconds[s] / in.world;
+    }
+    m.samples.push_back(slowest / calibration);
+    for (size_t i = 0; i < in.ranks.size(); ++i) {
+      per_rank[i].push_back(in.ranks[i].step_seconds[s] / in.ranks[i].calibration_seconds[s]);
+    }
+  }
+  for (auto& v : per_rank) m.per_rank.push_back(Median(std::move(v)));
+  out.push_back(std::move(m));
+}
 void GradSyncTime(const MetricRow& row, const MetricInputs& in, std::vector<Metric>& out) {
   out.push_back(SlowestPerStep(row, in, &RankRecord::grad_sync_seconds, in.from));
 }
@@ -287,6 +306,8 @@ bool Applies(When when, const MetricInputs& in) {
     case When::kFlopsKnown: return in.facts.flops_per_token.has_value();
     case When::kMatmulCalibrated: return in.facts.matmul_peak.has_value();
     case When::kDatasheetKnown: return in.facts.datasheet_peak.has_value();
+    case When::kInstructionsCounted: return first.instructions_per_step >= 0;
+    case When::kCalibrated: return in.from < in.steps && first.calibration_seconds[in.from] > 0;
     case When::kOwnsTrainable: return in.facts.trainable_bytes && static_cast<double>(*in.facts.trainable_bytes) / in.world > 0;
   }
   return false;
@@ -305,6 +326,9 @@ constexpr MetricRow kTable[] = {
      "per measured step the global batch's tokens over the slowest rank's step time"},
     {"tokens_per_s_per_rank", "sampled", "tokens/s", "higher", W::kAlways, nullptr, TokensPerSPerRank,
      "tokens_per_s over the world size"},
+    {"step_time_calibrated", "sampled", "calibrations", "lower", W::kCalibrated, nullptr, StepTimeCalibrated,
+     "per measured step the slowest rank's step time over the ranks' mean time of the calibration kernel run right "
+     "after it (timing.calibrate): the machine's speed of the moment divided out"},
     {"optimizer_share", "sampled", "ratio", "lower", W::kAlways, nullptr, OptimizerShare,
      "per measured step the ranks' mean of optimizer time over step time"},
     {"grad_sync_time", "sampled", "s", "lower", W::kAlways, nullptr, GradSyncTime,
@@ -328,6 +352,9 @@ constexpr MetricRow kTable[] = {
      "per step the slowest rank's compute kernel time"},
     {"kernel_overlap_ratio", "sampled", "ratio", "higher", W::kKernelTraced, nullptr, KernelOverlapRatio,
      "1 - exposed / total communication time, over all ranks per step"},
+    {"instructions_per_step", "exact", "instructions", "lower", W::kInstructionsCounted, &R::instructions_per_step, nullptr,
+     "instructions a rank executed per measured step, every thread, counted by valgrind's callgrind "
+     "(profile.instructions; one intra-op thread); deterministic to within what the README's gate quality measured"},
     {"init_time", "sampled", "s", "lower", W::kAlways, &R::init_seconds, nullptr,
      "start of the run to the engine set up (building, loading and sharding the model)"},
     {"init_time_connect", "sampled", "s", "lower", W::kAlways, &R::connect_seconds, nullptr,

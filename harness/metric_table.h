@@ -40,6 +40,8 @@ enum class When {
   kMatmulCalibrated,  // RunFacts::matmul_peak
   kDatasheetKnown,    // RunFacts::datasheet_peak
   kOwnsTrainable,     // RunFacts::trainable_bytes, and ranks own some
+  kInstructionsCounted,  // profile.instructions counted the measured steps
+  kCalibrated,           // timing.calibrate timed the kernel after every measured step
 };
 
 struct MetricInputs;

@@ -19,7 +19,8 @@ constexpr std::vector<double> RankRecord::*kSeries[] = {
     &RankRecord::loss,                &RankRecord::local_loss,             &RankRecord::comm_wait_seconds,
     &RankRecord::kernel_comm_seconds,
     &RankRecord::kernel_exposed_seconds, &RankRecord::kernel_compute_seconds,
-    &RankRecord::span_comm_seconds,   &RankRecord::span_exposed_seconds,   &RankRecord::span_idle_seconds};
+    &RankRecord::span_comm_seconds,   &RankRecord::span_exposed_seconds,   &RankRecord::span_idle_seconds,
+    &RankRecord::calibration_seconds};
 
 // One number per rank: every field the metric table names, then the ones only the memory
 // section or another metric reads.

@@ -25,7 +25,8 @@ struct RankRecord {
       : step_seconds(steps), optimizer_seconds(steps), grad_sync_seconds(steps), loss(steps), local_loss(steps),
         comm_wait_seconds(steps),
         kernel_comm_seconds(steps, -1), kernel_exposed_seconds(steps, -1), kernel_compute_seconds(steps, -1),
-        span_comm_seconds(steps, -1), span_exposed_seconds(steps, -1), span_idle_seconds(steps, -1) {}
+        span_comm_seconds(steps, -1), span_exposed_seconds(steps, -1), span_idle_seconds(steps, -1),
+        calibration_seconds(steps, -1) {}
   std::vector<double> step_seconds, optimizer_seconds, grad_sync_seconds, loss;
   std::vector<double> local_loss;  // this rank's own loss per step (the finite check names ranks by it)
   // Per step, the part of step_seconds this rank sat blocked in collectives (StepTimes::comm_wait).
@@ -37,6 +38,8 @@ struct RankRecord {
   // collective was in flight, the part of it the rank computed through none of, and the time
   // with neither compute nor communication.
   std::vector<double> span_comm_seconds, span_exposed_seconds, span_idle_seconds;
+  // Per step, the calibration kernel's time after it (timing.calibrate; -1: not timed).
+  std::vector<double> calibration_seconds;
   double init_seconds = 0, connect_seconds = 0, construct_seconds = 0, load_seconds = 0, shard_seconds = 0, time_to_first_step = 0;
   double rss_peak_bytes = 0;
   double init_rss_peak_bytes = 0;  // VmHWM when init ended: the host's high-water mark of init
@@ -47,6 +50,8 @@ struct RankRecord {
   double checkpoint_save_seconds = -1, checkpoint_load_seconds = -1, checkpoint_bytes = -1;
   double checkpoint_bytes_total = -1, checkpoint_save_peak_bytes = -1;
   double init_peak_bytes = 0;  // tracked host peak of building, loading and sharding the model
+  // Instructions per measured step (profile.instructions; -1: not counted).
+  double instructions_per_step = -1;
   std::vector<double> comm_counts, comm_bytes, comm_seconds;  // per Collective
   // Parameter bytes this rank holds between steps, per kStorageDtypes entry.
   std::vector<double> param_bytes_by_dtype = std::vector<double>(kStorageDtypes.size(), 0.0);

@@ -12,6 +12,7 @@
 
 #include "engine/comm/process_launcher.h"
 #include "engine/common/error.h"
+#include "harness/instruction_launch.h"
 #include "harness/peer_launch.h"
 #include "reporters/run_result.h"
 #include "harness/scenario/peer_scenario.h"
@@ -104,7 +105,8 @@ LaunchOutcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, co
   const std::string resolved = rep_dir + "/scenario.yaml";
   WriteFileAtomically(resolved, YAML::Dump(ScenarioToYaml(s)) + "\n");
   const bool peer = IsPeerEngine(s.engine);
-  if (s.world_size == 1 && !peer) return RunInProcess(s, rep_dir, on_step);
+  // A counted rank runs under valgrind: a process of its own even at world size 1.
+  if (s.world_size == 1 && !peer && !s.profile.instructions) return RunInProcess(s, rep_dir, on_step);
   comm::LaunchSpec spec;
   if (peer) {  // the same ranks, backend and timeouts, on PyTorch's FSDP (peers/torch_fsdp)
     const LaunchOutcome prepared = OutcomeOf([&] {
@@ -116,6 +118,15 @@ LaunchOutcome LaunchRepetition(const Scenario& s, const std::string& rep_dir, co
   } else {
     spec.argv = {self_exe, "rank", resolved, "--out", rep_dir};
     if (quiet) spec.argv.push_back("--quiet");
+  }
+  if (s.profile.instructions) {
+    const LaunchOutcome counted = OutcomeOf([&] {
+      const CountedLaunch c = CallgrindLaunch(rep_dir + "/logs");
+      spec.argv.insert(spec.argv.begin(), c.argv_prefix.begin(), c.argv_prefix.end());
+      for (const auto& [k, v] : c.env) spec.env[k] = v;
+      return LaunchOutcome{};
+    });
+    if (counted.exit_code != 0) return counted;
   }
   spec.nproc = s.world_size;
   spec.master_addr = comm::RankEnv::FromEnvironment().master_addr;

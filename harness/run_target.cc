@@ -78,7 +78,8 @@ InstanceLaunches LaunchInstance(const Job& job, size_t instances, const std::str
                                 std::optional<AdaptiveRepetitions>& adaptive, const Repetitions& repetitions) {
   const std::string safe = SafeName(job.scenario.name);
   InstanceLaunches l;
-  for (int r = 0; r < (adaptive ? adaptive->max : job.repetitions); ++r) {
+  const bool counted = job.scenario.profile.instructions;  // exact figures only: one launch
+  for (int r = 0; r < (adaptive && !counted ? adaptive->max : job.repetitions); ++r) {
     const std::string rep_dir = out_dir + "/" + safe + "/rep" + std::to_string(r);
     l.last = repetitions.run(job.scenario, rep_dir);
     const std::string result = rep_dir + "/result.json";
@@ -86,7 +87,7 @@ InstanceLaunches LaunchInstance(const Job& job, size_t instances, const std::str
     if (repetitions.writer && !stop) {
       stop = !fs::is_regular_file(result);
       if (!stop) l.reps.push_back(ReadResultFile(ReadJsonFile(result), result));
-      if (!stop && adaptive) {
+      if (!stop && adaptive && !counted) {
         // The comparison's family: this instance's gated sampled metrics, once per instance.
         adaptive->family_size = std::max<size_t>(1, GatedSampledMetrics(l.reps.front(), adaptive->policy) * instances);
         l.pin = PinnedSoFar(l.reps, *adaptive);
@@ -206,6 +207,11 @@ ResolvedTarget Resolve(const RunRequest& request, int world_size) {
   }
   if (request.repetitions > 0) {
     for (Job& job : t.jobs) job.repetitions = request.repetitions;
+  }
+  // A counted instance (profile.instructions) reports exact figures only, each launch tens of
+  // seconds under valgrind: one launch answers.
+  for (Job& job : t.jobs) {
+    if (job.scenario.profile.instructions) job.repetitions = 1;
   }
   t.adaptive = AdaptivePlan(request);
   return t;

@@ -15,12 +15,15 @@
 #include "engine/memory/device_memory.h"
 #include "engine/memory/tracking_allocator.h"
 #include "engine/model/hf_weights.h"
+#include "engine/profile/instruction_count.h"
 #include "engine/profile/kernel_trace.h"
 #include "engine/profile/matmul_peak.h"
 #include "engine/profile/model_flops.h"
 #include "engine/train/trainer.h"
 #include "harness/checkpoint_harness.h"
 #include "harness/frozen_dtype_check.h"
+#include "harness/instruction_launch.h"
+#include "harness/timing_controls.h"
 #include "harness/memory_plan.h"
 #include "harness/metric_table.h"
 #include "harness/model_source.h"
@@ -106,6 +109,8 @@ class RankRun {
   std::unique_ptr<RankRecord> rec_;
   std::unique_ptr<profile::KernelTrace> kernel_trace_;
   std::unique_ptr<RankTrace> trace_;         // spans over the measured steps (always: the overlap metrics)
+  std::unique_ptr<profile::InstructionWindow> instructions_;  // profile.instructions
+  int64_t counted_steps_ = 0;                // steps inside the instruction window
   bool host_peak_reset_ = false;             // the kernel restarted VmHWM when the window opened
   int64_t resumed_from_ = 0;                 // steps an earlier attempt took (restarted job)
   int64_t stopped_after_ = 0;                // the loss diverged: training stopped after this many steps
@@ -124,6 +129,8 @@ void RankRun::setup() {
   // A job's rank runs many instances in one process: each one's peaks start from here.
   memory::ResetPeaks();
   SetScenarioFailpoints(s_.failpoints);
+  // Before any thread starts (the communicator's), so that they inherit this rank's cores.
+  if (s_.timing.pin_cores) PinToRankCores(env_.local_rank, std::max(1, env_.local_world_size));
   started_at_ = NowIso8601Utc();
   t_start_ = Clock::now();
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(s_.timeout_s * 1000));
@@ -193,8 +200,10 @@ void RankRun::train() {
                                               trainer_options);
   // Resumed past the warmup, the window opens at the first step this attempt takes.
   const int64_t window = std::max(first, s_.train.warmup_steps);
+  if (s_.profile.instructions) instructions_ = std::make_unique<profile::InstructionWindow>(CallgrindDumpPrefix());
   for (int64_t step = first; step < total; ++step) {
     if (step == window) start_measured_window();
+    if (step >= window) ++counted_steps_;
     std::vector<model::Batch> batches;
     {
       profile::ScopedSpan span("data", "data");
@@ -202,6 +211,7 @@ void RankRun::train() {
     }
     const train::StepTimes t = trainer_->step(batches);
     record_step(step, t);
+    if (s_.timing.calibrate) rec_->calibration_seconds[step] = TimeCalibrationKernel();  // outside the step's timer
     // Divergence ends the instance: the global loss is the same on every rank, so all stop
     // after this very step, with no collective left half-entered.
     if (!std::isfinite(t.loss)) {
@@ -210,6 +220,9 @@ void RankRun::train() {
       break;
     }
     if (checkpoint_->saves_after(step + 1)) save_checkpoint(step + 1);
+  }
+  if (instructions_ && counted_steps_ > 0) {
+    rec_->instructions_per_step = instructions_->stop() / static_cast<double>(counted_steps_);
   }
   if (trace_) trace_->finish();  // the checks after training are not the run's timeline
   if (!stopped_after_) checkpoint_->remember_final(*engine_);
@@ -254,7 +267,9 @@ int64_t RankRun::resume_after_restart() {
 // Between steps, outside their timers; then this rank's resume point beside it.
 void RankRun::save_checkpoint(int64_t steps_done) {
   const RankRecord so_far = measured_so_far();  // before the save moves any peak
+  if (instructions_) instructions_->pause();   // a save is not a step's cost
   checkpoint_->save(*engine_);
+  if (instructions_) instructions_->resume();
   if (kernel_trace_) kernel_trace_->collect();  // the save's kernels belong to no step
   WriteResumePoint(options_.checkpoint_dir, env_.rank,
                    {YAML::Dump(ScenarioToYaml(s_)), steps_done, so_far.pack(), checkpoint_->measures(),
@@ -286,6 +301,7 @@ void RankRun::start_measured_window() {
   }
   trace_ = std::make_unique<RankTrace>(s_.profile.trace);
   trace_->start();
+  if (instructions_) instructions_->start();  // last: the window's own set-up is not counted
 }
 
 void RankRun::record_step(int64_t step, const train::StepTimes& t) {

@@ -58,14 +58,16 @@ void JudgeExact(MetricComparison& c, const StoredMetric* base, const StoredMetri
   }
   const double relative = c.base != 0 ? std::abs(delta / c.base) : std::numeric_limits<double>::infinity();
   c.detail = "exact: " + Signed(delta) + " " + c.unit + (c.base != 0 ? " (" + Fixed(100 * delta / std::abs(c.base), 2) + "%)" : "") + where;
-  if (!Worse(c.better, delta)) {
-    c.verdict = Verdict::kImprovement;
-  } else if (relative > rule.tolerance) {
-    c.verdict = Verdict::kRegression;
-    c.detail += "; tolerance " + Fixed(100 * rule.tolerance, 2) + "%";
-  } else {
+  // A tolerance is the figure's known jitter (instructions_per_step: callgrind's A/A spread):
+  // inside it neither direction is a change.
+  if (relative <= rule.tolerance) {
     c.verdict = Verdict::kNoChange;
     c.detail += ", within tolerance " + Fixed(100 * rule.tolerance, 2) + "%";
+  } else if (!Worse(c.better, delta)) {
+    c.verdict = Verdict::kImprovement;
+  } else {
+    c.verdict = Verdict::kRegression;
+    c.detail += "; tolerance " + Fixed(100 * rule.tolerance, 2) + "%";
   }
 }
 

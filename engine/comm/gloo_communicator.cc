@@ -31,6 +31,7 @@
 
 #include "engine/common/error.h"
 #include "engine/common/failpoints.h"
+#include "engine/common/planted_work.h"
 #include "engine/memory/tracking_allocator.h"
 #include "engine/profile/span_recorder.h"
 
@@ -323,6 +324,8 @@ class GlooCommunicator : public Communicator {
         if (c == Collective::kAllGather && FailpointActive("slow_all_gather")) {
           std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
+        // Failpoint slow_collectives_*pct: extra CPU work in the collective path, on its thread.
+        if (const int64_t planted = PlantedCollectiveIterations()) PlantedWork(planted);
         op();
       } catch (const gloo::IoException& e) {
         throw InfraError(what + " failed (timeout " + std::to_string(options().timeout.count()) +

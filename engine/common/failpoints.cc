@@ -36,7 +36,10 @@ std::vector<std::string> FromEnvironment() {
 const std::vector<std::string>& KnownFailpoints() {
   static const std::vector<std::string> known = {"local_load_shift", "adapter_rank0_only", "optim_load_drop_step",
                                                  "slow_step_5pct", "slow_step_10pct", "slow_step_20pct",
-                                                 "straggler_rank1", "rank1_fails", "rank1_lost_once", "slow_all_gather"};
+                                                 "straggler_rank1", "rank1_fails", "rank1_lost_once", "slow_all_gather",
+                                                 "slow_optimizer_5pct", "slow_optimizer_10pct", "slow_optimizer_20pct",
+                                                 "slow_collectives_5pct", "slow_collectives_10pct",
+                                                 "slow_collectives_20pct"};
   return known;
 }
 

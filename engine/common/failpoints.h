@@ -20,6 +20,12 @@
 //   slow_all_gather      every Gloo all-gather waits 10 ms before it moves data, on the thread
 //                        that runs it (a slow link, planted): prefetch hides it behind compute,
 //                        so comm_overlap_ratio must rise with forward/backward_prefetch on
+//   slow_optimizer_5pct  AdamW's step does deterministic CPU work (engine/common/planted_work.h)
+//   slow_optimizer_10pct of 5% (10%, 20%) of the reference step (smoke at world size 2 on the
+//   slow_optimizer_20pct CI VM); slow_collectives_5pct / 10pct / 20pct the same work spread over
+//                        the reference step's collectives, on Gloo's thread before each moves
+//                        data: CPU-bound regressions inside an engine's own path, which the
+//                        instruction count and wall time both see (ci/gate-quality.sh)
 //   rank1_lost_once      rank 1's process exits (137, as if killed) in its second step, in a
 //                        job's first attempt only (TORCHELASTIC_RESTART_COUNT unset or 0): the
 //                        job fails, and a torchrun restart resumes and finishes it

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "engine/common/error.h"
+#include "engine/common/planted_work.h"
 #include "engine/memory/tracking_allocator.h"
 
 namespace shardbench::optim {
@@ -84,6 +85,8 @@ void AdamW::sync_step_tensor(AdamWState& state) {
 
 void AdamW::step() {
   c10::NoGradGuard no_grad;
+  // Failpoint slow_optimizer_*pct: extra CPU work inside the optimizer's own step.
+  if (const int64_t planted = PlantedOptimizerIterations()) PlantedWork(planted);
   ++step_;
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     Active a = collect(gi);

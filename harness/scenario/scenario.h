@@ -145,6 +145,24 @@ struct ProfileConfig {
   // category as counter tracks. The overlap metrics (comm_exposed_time, comm_overlap_ratio,
   // rank_idle_time) are measured with or without it. `shardbench run --trace` sets it.
   bool trace = false;
+  // Count the instructions every rank executes over the measured steps, under valgrind's
+  // callgrind (engine/profile/instruction_count.h): metric instructions_per_step, a cost the
+  // machine's load does not move. Each rank runs tens of times slower and starts in ~20 s more
+  // (valgrind reads LibTorch's symbols): meant for a tiny instance with a few measured steps.
+  bool instructions = false;
+};
+
+// How the wall-time figures are taken on a shared machine (README "Gate quality" measured what
+// each is worth on the 2-core CI VM).
+struct TimingConfig {
+  // Each rank runs on its own share of this machine's cores (local_world_size ranks split the
+  // cores the process may use; threads the rank starts later inherit it): no migrations, no
+  // two ranks' threads on one core while another idles. No effect with one rank.
+  bool pin_cores = false;
+  // After every step, outside its timer, a fixed CPU kernel (engine/common/planted_work.h's
+  // chain, ~0.3 ms) is timed: metric step_time_calibrated divides each step by it, cancelling
+  // the machine's speed at that moment (frequency, a neighbour's load on the host).
+  bool calibrate = false;
 };
 
 // Reshapes a named config (0 keeps the named config's value): what `shardbench shrink` writes
@@ -195,6 +213,7 @@ struct Scenario {
   CheckpointConfig checkpoint;
   ChecksConfig checks;
   ProfileConfig profile;
+  TimingConfig timing;
   PeerConfig peer;
   AccelerateConfig accelerate;
   // Known breakages to inject (engine/common/failpoints.h); empty in any honest run.

@@ -236,6 +236,9 @@ std::vector<ScenarioField> BuildFields() {
       IntField("accelerate.fsdp_version", 1, [](Scenario& s) -> int& { return s.accelerate.fsdp_version; }, 2),
       BoolField("profile.kernel_trace", [](Scenario& s) -> bool& { return s.profile.kernel_trace; }),
       BoolField("profile.trace", [](Scenario& s) -> bool& { return s.profile.trace; }),
+      BoolField("profile.instructions", [](Scenario& s) -> bool& { return s.profile.instructions; }),
+      BoolField("timing.pin_cores", [](Scenario& s) -> bool& { return s.timing.pin_cores; }),
+      BoolField("timing.calibrate", [](Scenario& s) -> bool& { return s.timing.calibrate; }),
       {"failpoints", "a list of failpoint names",
        [](Scenario& s, const YAML::Node& n) {
          s.failpoints = ReadStringList(n, "a list of failpoint names");

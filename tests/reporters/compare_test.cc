@@ -103,6 +103,22 @@ TEST(CompareVerdicts, ExactMetricsGateEveryChangeByDefault) {
   EXPECT_EQ(c.exit_code(), ExitCode::kRegression);
 }
 
+// A tolerance is a figure's known jitter (instructions_per_step under callgrind): inside it,
+// neither direction is a change; past it, worse is a regression and better an improvement.
+TEST(CompareVerdicts, AnExactToleranceHoldsBothWays) {
+  GatePolicy policy = DefaultGatePolicy();
+  policy.metric_rules.push_back({"instructions_per_step", "{tolerance: 0.01}"});
+  const auto base = Set({Result("a", {Exact("instructions_per_step", {1000000})})});
+  auto verdict = [&](double current) {
+    const auto c = Compare(base, Set({Result("a", {Exact("instructions_per_step", {current})})}), policy, "2026-12-06");
+    return c.metrics.at(0).verdict;
+  };
+  EXPECT_EQ(verdict(1009000), Verdict::kNoChange);
+  EXPECT_EQ(verdict(991000), Verdict::kNoChange);
+  EXPECT_EQ(verdict(1011000), Verdict::kRegression);
+  EXPECT_EQ(verdict(989000), Verdict::kImprovement);
+}
+
 TEST(GatePolicy, RulesByGlobSuppressionsExpireBadFieldsAreNamed) {
   const auto p = LoadGatePolicy(WritePolicy("ok", R"(
 defaults:
