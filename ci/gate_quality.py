@@ -3,9 +3,10 @@
 the machine). Called by ci/gate-quality.sh, which documents the modes; standard library only.
 
 slowdowns: rounds of interleaved launches of one scenario -- plain (A, twice a round) and with
-  the failpoints slow_step_5pct / 10pct / 20pct (B5, B10, B20) -- then, from that pool, 20
-  comparisons per case drawn with a fixed seed from distinct launches, at 10 and 5 launches a
-  side, judged by `shardbench compare` under the nightly policy with only tokens_per_s gated.
+  the failpoints slow_<planted>_5pct / 10pct / 20pct (B5, B10, B20; --planted step, optimizer or
+  collectives) -- then, from that pool, 20 comparisons per case drawn with a fixed seed from
+  distinct launches, at 10 and 5 launches a side, judged by `shardbench compare` under the
+  nightly policy with only --metric (tokens_per_s) gated.
   Prints false alarms, detections and the minimum detectable effect (MDE) the gate reported for
   those very comparisons, and whether the MDE predicted the detection (an effect above it caught
   >= 80% of the time, below it rarely). With --auto-trials K, also K pairs of adaptive runs
@@ -13,6 +14,7 @@ slowdowns: rounds of interleaved launches of one scenario -- plain (A, twice a r
 aa-suite: K launches of a whole suite (one repetition each), then 20 A/A comparisons of R vs R
   launches drawn from them, every metric under the nightly policy (Benjamini-Hochberg over the
   gated sampled metrics): how many comparisons raise any false alarm (family-wise rate).
+instructions, spread: ci/gate_quality_instructions.py, ci/gate_quality_spread.py.
 """
 import argparse
 import json
@@ -56,17 +58,18 @@ def pooled(bin_, launch_dirs, where):
     return where
 
 
-def compare(bin_, base_dirs, cur_dirs, policy):
-    """(colour, tokens_per_s verdict, its reported MDE or None, console text) for one comparison.
+def compare(bin_, base_dirs, cur_dirs, policy, metric="tokens_per_s"):
+    """(colour, the metric's verdict, its reported MDE or None, console text) for one comparison.
 
-    The tokens_per_s verdict is what is measured: a failed check (a learning check on a short
-    run) would make the colour RED whatever the timings did."""
+    The metric's verdict is what is measured: a failed check (a learning check on a short run)
+    would make the colour RED whatever the timings did."""
     with tempfile.TemporaryDirectory() as t:
-        return judge(bin_, pooled(bin_, base_dirs, os.path.join(t, "b")), pooled(bin_, cur_dirs, os.path.join(t, "c")), policy)
+        return judge(bin_, pooled(bin_, base_dirs, os.path.join(t, "b")), pooled(bin_, cur_dirs, os.path.join(t, "c")),
+                     policy, metric)
 
 
-def judge(bin_, b, c, policy):
-    """compare of two run directories: (colour, tokens_per_s verdict, its MDE, console text)."""
+def judge(bin_, b, c, policy, metric="tokens_per_s"):
+    """compare of two run directories: (colour, the metric's verdict, its MDE, console text)."""
     p = run([bin_, "compare", b, c, "--policy", policy])
     if p.returncode not in (0, 1):
         sys.exit("compare failed: " + p.stderr)
@@ -74,9 +77,9 @@ def judge(bin_, b, c, policy):
     verdict, mde = "no change", None
     for line in p.stdout.splitlines():
         fields = line.split()
-        if len(fields) > 1 and fields[1] == "tokens_per_s":
+        if len(fields) > 1 and fields[1] == metric:
             verdict = next((v for v in ("regression", "improvement", "unjudged", "underpowered") if v in line), verdict)
-        if (len(fields) > 1 and fields[1] == "tokens_per_s") or line.startswith("power:"):
+        if (len(fields) > 1 and fields[1] == metric) or line.startswith("power:"):
             m = MDE_RE.search(line)
             if m:
                 mde = float(m.group(1)) / 100
@@ -85,18 +88,18 @@ def judge(bin_, b, c, policy):
     return colour, verdict, mde, p.stdout
 
 
-def tokens_only_policy(policy, where):
-    text = open(policy).read() + '\n  "*": {gate: false}\n  tokens_per_s: {gate: true}\n'
+def tokens_only_policy(policy, where, metric="tokens_per_s"):
+    text = open(policy).read() + f'\n  "*": {{gate: false}}\n  {metric}: {{gate: true}}\n'
     open(where, "w").write(text)
     return where
 
 
-def median_tokens(dirs):
+def median_tokens(dirs, metric="tokens_per_s"):
     vals = []
     for d in dirs:
         _, res = results_of(d)
         for r in res.values():
-            vals += [m["median"] for m in r["metrics"] if m["name"] == "tokens_per_s"]
+            vals += [m["median"] for m in r["metrics"] if m["name"] == metric]
     return statistics.median(vals)
 
 
@@ -115,10 +118,10 @@ def slowdowns(a):
     dirs = lambda v: [os.path.join(pool, f"{v}-{r}") for r in range(a.rounds)]
     A = dirs("A0") + dirs("A1")
     B = {5: dirs(b(5)), 10: dirs(b(10)), 20: dirs(b(20))}
-    policy = tokens_only_policy(a.policy, os.path.join(pool, "tokens-only-policy.yaml"))
-    base = median_tokens(A)
+    policy = tokens_only_policy(a.policy, os.path.join(pool, f"{a.metric}-only-policy.yaml"), a.metric)
+    base = median_tokens(A, a.metric)
     print(f"pool: {len(A)} A launches, {a.rounds} of each B; median tokens/s A {base:.0f}, " +
-          ", ".join(f"B{k} {median_tokens(v):.0f} ({median_tokens(v) / base - 1:+.1%})" for k, v in B.items()), flush=True)
+          ", ".join(f"B{k} {median_tokens(v, a.metric):.0f} ({median_tokens(v, a.metric) / base - 1:+.1%})" for k, v in B.items()), flush=True)
     rng = random.Random(20261203)
     predictions = []  # (effect, mde, detected)
     for reps in (10, 5):
@@ -131,9 +134,9 @@ def slowdowns(a):
             for _ in range(20):
                 if case == "A/A":
                     s = rng.sample(A, 2 * reps)
-                    outcomes.append(compare(a.bin, s[:reps], s[reps:], policy))
+                    outcomes.append(compare(a.bin, s[:reps], s[reps:], policy, a.metric))
                 else:
-                    outcomes.append(compare(a.bin, rng.sample(A, reps), rng.sample(B[case], reps), policy))
+                    outcomes.append(compare(a.bin, rng.sample(A, reps), rng.sample(B[case], reps), policy, a.metric))
             # A two-sided test: on A/A any flag is a false alarm; a slowdown must be a regression.
             alarms = sum(o[1] in (("regression", "improvement") if case == "A/A" else ("regression",)) for o in outcomes)
             mdes = [o[2] for o in outcomes if o[2] is not None]
@@ -144,7 +147,7 @@ def slowdowns(a):
                 line.append(f"{case}% slowdown detected {alarms}/20 ({mde_text})")
                 # The effect the failpoint really had (its spin is not exact on a busy host):
                 # the pool's median ratio, as a relative slowdown of tokens/s.
-                effect = base / median_tokens(B[case]) - 1
+                effect = base / median_tokens(B[case], a.metric) - 1
                 for _, verdict, mde, _ in outcomes:
                     if mde is not None:
                         predictions.append((effect, mde, verdict == "regression"))
@@ -163,9 +166,9 @@ def slowdowns(a):
                        ["--repetitions", f"auto:{a.auto_max}", "--target-mde", "0.10", "--policy", policy])
             sides[v] = out
         used = {v: json.load(open(os.path.join(d, "index.json")))["instances"][0] for v, d in sides.items()}
-        _, verdict, mde, _ = judge(a.bin, sides["A"], sides[b(20)], policy)
+        _, verdict, mde, _ = judge(a.bin, sides["A"], sides[b(20)], policy, a.metric)
         print(f"auto trial {t}: launches A {used['A']['repetitions']} ({used['A']['adaptive']['stopped']}), "
-              f"B20 {used[b(20)]['repetitions']} ({used[b(20)]['adaptive']['stopped']}); tokens_per_s: {verdict}, "
+              f"B20 {used[b(20)]['repetitions']} ({used[b(20)]['adaptive']['stopped']}); {a.metric}: {verdict}, "
               f"reported MDE {mde if mde is None else f'{mde:.1%}'}", flush=True)
 
 
@@ -199,7 +202,7 @@ def aa_suite(a):
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=["slowdowns", "aa-suite", "instructions"])
+    p.add_argument("mode", choices=["slowdowns", "aa-suite", "instructions", "spread"])
     p.add_argument("--bin", default=os.environ.get("SHARDBENCH_BIN", os.path.join(root, "build", "shardbench")))
     p.add_argument("--policy", default=os.path.join(root, "ci", "nightly-policy.yaml"))
     p.add_argument("--pool", help="keep launches here (reused when the script is run again)")
@@ -212,6 +215,7 @@ def main():
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--planted", choices=["step", "optimizer", "collectives"], default="step",
                    help="slowdowns: which failpoints slow B down (slow_<planted>_5pct / 10pct / 20pct)")
+    p.add_argument("--metric", default="tokens_per_s", help="slowdowns: the throughput metric gated (higher is better)")
     p.add_argument("--planted-launches", type=int, default=5, help="instructions: launches of each planted slowdown")
     p.add_argument("--tolerance", type=float, default=0.01, help="instructions: the gate's tolerance on instructions_per_step")
     argv = sys.argv[1:]
@@ -221,6 +225,9 @@ def main():
     if a.mode == "instructions":
         import gate_quality_instructions  # its own file: the counted launches and their figures
         gate_quality_instructions.instructions(a)
+    elif a.mode == "spread":
+        import gate_quality_spread  # its own file: timing variants and per-launch estimators
+        gate_quality_spread.spread(a)
     else:
         (slowdowns if a.mode == "slowdowns" else aa_suite)(a)
 

@@ -45,7 +45,8 @@ def verdict(bin_, base, current, policy):
         fields = line.split()
         if len(fields) > 1 and fields[1] == "instructions_per_step":
             return next((v for v in ("regression", "improvement") if v in line), "no change")
-    raise SystemExit("compare printed no instructions_per_step line:\n" + p.stdout)
+    # The console lists changed metrics only; both sides have the metric (counted() read it).
+    return "no change"
 
 
 def launches(a, pool, name, count, extra):

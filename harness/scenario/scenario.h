@@ -157,7 +157,8 @@ struct ProfileConfig {
 struct TimingConfig {
   // Each rank runs on its own share of this machine's cores (local_world_size ranks split the
   // cores the process may use; threads the rank starts later inherit it): no migrations, no
-  // two ranks' threads on one core while another idles. No effect with one rank.
+  // two ranks' threads on one core while another idles. No effect with one rank. Peers pin the
+  // same way (peers/torch_fsdp/peer.py).
   bool pin_cores = false;
   // After every step, outside its timer, a fixed CPU kernel (engine/common/planted_work.h's
   // chain, ~0.3 ms) is timed: metric step_time_calibrated divides each step by it, cancelling

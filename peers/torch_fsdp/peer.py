@@ -158,6 +158,8 @@ class PeerRun:
         group. Returns when init's clock started."""
         import torch
         import torch.distributed as dist
+        if self.s.timing.pin_cores:  # before PyTorch starts its threads, which inherit it
+            pin_to_rank_cores(self.local_rank, int(os.environ.get("LOCAL_WORLD_SIZE", self.world)))
         # Every CPU tensor PyTorch allocates from here on is counted, as in our engines' processes.
         self.tracked = memory.TrackedAllocations(self.args.allocator)
         if self.tracked.why_not:
@@ -461,6 +463,17 @@ class PeerRun:
         dist.barrier()  # rank 0's records are on disk before anyone leaves
         failed = self.refusal is not None or any(not c["passed"] for c in self.checks)
         return 1 if failed else 0
+
+
+def pin_to_rank_cores(local_rank, local_world_size):
+    """timing.pin_cores as harness/timing_controls.cc does it: local ranks split the cores this
+    process may use, in order (round robin when there are more ranks than cores)."""
+    cores = sorted(os.sched_getaffinity(0))
+    if local_world_size <= 1:
+        return
+    per_rank = max(1, len(cores) // local_world_size)
+    first = local_rank * per_rank % len(cores)
+    os.sched_setaffinity(0, {cores[(first + i) % len(cores)] for i in range(per_rank)})
 
 
 def pytorch_may_refuse(fn, world, one_line=True):

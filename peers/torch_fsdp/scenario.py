@@ -104,6 +104,12 @@ class Profile:
 
 
 @dataclasses.dataclass(frozen=True)
+class Timing:
+    pin_cores: bool   # each rank on its share of the cores (peer.py pins before any thread starts)
+    calibrate: bool   # ours alone: refused for a peer by shardbench
+
+
+@dataclasses.dataclass(frozen=True)
 class Accelerate:
     fsdp_version: int  # engine accelerate: the plugin's FSDP version, 1 | 2
 
@@ -126,6 +132,7 @@ class Scenario:
     checkpoint: Checkpoint
     checks: Checks
     profile: Profile
+    timing: Timing
     accelerate: Accelerate
     world_size: int
     backend: str  # gloo | nccl

@@ -55,5 +55,22 @@ TEST(TimingControls, CalibratedStepsDivideTheSlowestRankByTheMeanCalibration) {
   for (const auto& m : BuildMetrics({RankRecord(3)}, 1, 100, 10, 5)) EXPECT_NE(m.name, "step_time_calibrated");
 }
 
+// One figure a launch: the faster half of the measured steps (three of five: the middle counts),
+// global tokens over the slowest rank's step; per rank its own share over its own steps.
+TEST(TimingControls, FastHalfIsTheMeanOfTheFasterHalfOfTheSteps) {
+  RankRecord a(6), b(6);
+  a.step_seconds = {9, 0.010, 0.020, 0.010, 0.040, 0.020};
+  b.step_seconds = {9, 0.020, 0.010, 0.010, 0.010, 0.010};
+  const auto metrics = BuildMetrics({a, b}, 1, 100, 10, 5);
+  const auto it =
+      std::find_if(metrics.begin(), metrics.end(), [](const Metric& m) { return m.name == "tokens_per_s_fast_half"; });
+  ASSERT_NE(it, metrics.end());
+  // Slowest per step: 0.020, 0.020, 0.010, 0.040, 0.020 -> tokens/s 5000, 5000, 10000, 2500, 5000.
+  ASSERT_EQ(it->samples.size(), 1u);
+  EXPECT_DOUBLE_EQ(it->samples[0], (10000 + 5000 + 5000) / 3.0);
+  EXPECT_DOUBLE_EQ(it->per_rank[1], 5000.0);  // rank 1: 50 tokens over 0.010 s, its fastest three
+  EXPECT_EQ(it->better, "higher");
+}
+
 }  // namespace
 }  // namespace shardbench
