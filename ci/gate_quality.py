@@ -181,11 +181,14 @@ def aa_suite(a):
             launch(a.bin, a.suite, out, a.overrides, ["--repetitions", "1"])
     launches = [os.path.join(pool, f"L{k}") for k in range(a.launches)]
     rng = random.Random(20261203)
-    colours, families, alarms_by_metric = [], [], {}
+    colours, families, alarms_by_metric, median_mdes = [], [], {}, []
     for _ in range(20):
         s = rng.sample(launches, 2 * a.reps)
         colour, _, _, text = compare(a.bin, s[:a.reps], s[a.reps:], a.policy)
         colours.append(colour)
+        power = re.search(r"the median one could have caught >= ([0-9.]+)%", text)
+        if power:
+            median_mdes.append(float(power.group(1)) / 100)
         m = re.search(r"Benjamini-Hochberg over (\d+)", text)
         families.append(int(m.group(1)) if m else 0)
         for line in text.splitlines():
@@ -195,6 +198,9 @@ def aa_suite(a):
     print(f"A/A over the whole suite, {a.reps} vs {a.reps} launches, 20 pairs: RED {colours.count('RED')}/20, "
           f"GREEN {colours.count('GREEN')}, UNJUDGED {colours.count('UNJUDGED')}, UNDERPOWERED {colours.count('UNDERPOWERED')}; "
           f"family of {statistics.median(families):.0f} gated sampled metrics per comparison")
+    if median_mdes:
+        print(f"the median gated metric could have caught >= {statistics.median(median_mdes):.1%} "
+              f"(over the comparisons: {min(median_mdes):.1%} - {max(median_mdes):.1%})")
     for k, v in sorted(alarms_by_metric.items(), key=lambda x: -x[1]):
         print(f"  false alarm: {k} ({v}x)")
 

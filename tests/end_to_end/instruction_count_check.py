@@ -64,7 +64,7 @@ if not 3 <= per_iteration <= 8:
     fail(f"slow_optimizer_5pct added {per_iteration:.2f} instructions per planted iteration, not 3-8")
 
 policy = os.path.join(work, "policy.yaml")
-open(policy, "w").write('metrics:\n  "*": {gate: false}\n  instructions_per_step: {tolerance: 0.01}\n')
+open(policy, "w").write('metrics:\n  "*": {gate: false}\n  instructions_per_step: {gate: true, tolerance: 0.01}\n')
 same = subprocess.run([binary, "compare", a_dir, b_dir, "--policy", policy], capture_output=True, text=True)
 slower = subprocess.run([binary, "compare", a_dir, c_dir, "--policy", policy], capture_output=True, text=True)
 if same.returncode != 0:
