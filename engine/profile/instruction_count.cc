@@ -43,6 +43,10 @@ InstructionWindow::InstructionWindow(std::string dump_prefix) : dump_prefix_(std
         "--callgrind-out-file=F shardbench ...` with SHARDBENCH_CALLGRIND_OUT=F)" +
         std::string(SHARDBENCH_HAS_CALLGRIND ? "" : "; this build has no valgrind headers (apt install valgrind)"));
   }
+  if (dump_prefix_.empty()) {
+    throw InfraError("profile.instructions: SHARDBENCH_CALLGRIND_OUT is not set: it must name valgrind's "
+                     "--callgrind-out-file (%p for the pid), where this rank reads its counts back");
+  }
 }
 
 // Instrumentation is what is switched, not collection: callgrind keeps the collection state
@@ -83,8 +87,10 @@ double InstructionWindow::stop() {
   CALLGRIND_STOP_INSTRUMENTATION;
 #endif
   collecting_ = paused_ = false;
-  // The window's dump is the first of this process: valgrind names it <prefix>.1.
-  const std::string dump = dump_prefix_ + ".1";
+  // Valgrind numbers a process's dumps from 1: a job's rank runs instance after instance in one
+  // process, each window's dump the next.
+  static int dumps = 0;
+  const std::string dump = dump_prefix_ + "." + std::to_string(++dumps);
   std::optional<double> total = ReadCallgrindTotal(dump);
   if (!total) throw InfraError("profile.instructions: no instruction total in callgrind's dump " + dump);
   return *total;
