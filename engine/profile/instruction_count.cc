@@ -44,8 +44,9 @@ InstructionWindow::InstructionWindow(std::string dump_prefix) : dump_prefix_(std
         std::string(SHARDBENCH_HAS_CALLGRIND ? "" : "; this build has no valgrind headers (apt install valgrind)"));
   }
   if (dump_prefix_.empty()) {
-    throw InfraError("profile.instructions: SHARDBENCH_CALLGRIND_OUT is not set: it must name valgrind's "
-                     "--callgrind-out-file (%p for the pid), where this rank reads its counts back");
+    throw InfraError(
+        "profile.instructions: SHARDBENCH_CALLGRIND_OUT is not set: it must name valgrind's "
+        "--callgrind-out-file (%p for the pid), where this rank reads its counts back");
   }
 }
 
