@@ -19,8 +19,11 @@ using Fingerprints = std::vector<std::pair<std::string, Fingerprint>>;
 Check FiniteCheck(const std::vector<RankRecord>& all, int64_t planned_steps);
 
 // Trainable parameters must have moved and frozen ones must not have, and the loss must have
-// dropped: `trainable` names each parameter and whether it trains, in the fingerprints' order.
-Check LearningCheck(const std::vector<double>& loss, const std::vector<std::pair<std::string, bool>>& trainable,
+// dropped on one and the same batch: step 0's loss (`first_loss`, the initial weights) against
+// that batch's loss with the trained weights (`first_batch_after`, Trainer::evaluate; NaN when
+// training stopped). `trainable` names each parameter and whether it trains, in the
+// fingerprints' order.
+Check LearningCheck(double first_loss, double first_batch_after, const std::vector<std::pair<std::string, bool>>& trainable,
                     const Fingerprints& before, const Fingerprints& after);
 
 }  // namespace shardbench

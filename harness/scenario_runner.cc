@@ -33,6 +33,7 @@
 #include "harness/resume_point.h"
 #include "harness/run_assembly.h"
 #include "harness/run_checks.h"
+#include "harness/run_provenance.h"
 #include "reporters/provenance.h"
 #include "reporters/steady_state.h"
 #include "harness/scenario/scenario_model.h"
@@ -102,6 +103,7 @@ class RankRun {
   double connect_s_ = 0, construct_s_ = 0, shard_s_ = 0, init_peak_ = 0, init_rss_peak_ = 0, init_s_ = 0, fingerprint_s_ = 0;
   std::unique_ptr<EngineUnderTest> engine_;
   Fingerprints before_, after_;  // the learning check's
+  double first_batch_after_ = 0;  // and step 0's batch's loss once trained
   // train
   std::unique_ptr<train::Trainer> trainer_;
   std::unique_ptr<model::DataSource> data_;
@@ -364,7 +366,11 @@ void RankRun::measure() {
   record_device_memory(rec);
   // Resumed after a checkpoint saved inside the measured window: the earlier attempt's part of it.
   if (earlier_ && resumed_from_ > s_.train.warmup_steps) JoinEarlierWindow(rec, *earlier_);
-  if (s_.checks.learning) after_ = engine_->fingerprints();
+  if (s_.checks.learning) {
+    after_ = engine_->fingerprints();
+    // Step 0's batch again, with the trained weights (after every figure above was read).
+    first_batch_after_ = stopped_after_ ? std::nan("") : trainer_->evaluate(micro_batches(0));
+  }
 }
 
 void RankRun::record_device_memory(RankRecord& rec) const {
@@ -411,7 +417,7 @@ std::optional<RunResult> RankRun::assemble() {
   RunFrame frame;
   frame.run_id = options_.run_id;
   frame.started_at = started_at_;
-  frame.provenance = CollectProvenance(env_.world_size, BackendName(s_.backend));
+  frame.provenance = RunProvenance(s_, env_.world_size, device_);
   frame.facts = facts();
   frame.trainable_bytes = trainable_bytes_;
   frame.checks = checks(parity);
@@ -444,7 +450,7 @@ RunFacts RankRun::facts() const {
 // (harness/check_table.h orders them all).
 std::vector<Check> RankRun::checks(const std::optional<Check>& parity) {
   std::vector<Check> out;
-  if (s_.checks.learning) out.push_back(LearningCheck(rec_->loss, engine_->trainable(), before_, after_));
+  if (s_.checks.learning) out.push_back(LearningCheck(rec_->loss[0], first_batch_after_, engine_->trainable(), before_, after_));
   if (s_.checks.frozen_dtype) out.push_back(FrozenDtypeCheck(*built_.model, built_.loaded));
   if (parity) out.push_back(*parity);
   out.insert(out.end(), checkpoint_checks_.begin(), checkpoint_checks_.end());

@@ -78,6 +78,11 @@ class UnitDriver : public ShardedModel, public model::ForwardHooks {
     for (auto& u : units_) u->finish_backward();
   }
   bool grads_sharded() const override { return true; }
+  // A forward under no_grad left the root (and, without reshard_after_forward, every unit)
+  // unsharded with no backward to come: finish_backward reshards them (no gradient is pending).
+  void after_evaluation() override {
+    for (auto& u : units_) u->finish_backward();
+  }
 
   void for_each_full_param(const FullParamFn& fn) override {
     for (auto& u : units_) {

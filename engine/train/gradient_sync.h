@@ -19,6 +19,9 @@ class GradientSync {
   // are shards (each element on one rank: a global norm needs an all-reduce) or replicas.
   virtual std::vector<at::Tensor> local_grads() = 0;
   virtual bool grads_sharded() const = 0;
+  // After a forward without backward (Trainer::evaluate): units a backward would have
+  // resharded are resharded now; no gradient is touched.
+  virtual void after_evaluation() {}
 };
 
 }  // namespace shardbench::train

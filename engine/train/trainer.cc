@@ -1,6 +1,7 @@
 #include "engine/train/trainer.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <chrono>
 #include <optional>
@@ -93,6 +94,25 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   t.seconds = Since(start);
   t.comm_wait = blocked();
   return t;
+}
+
+double Trainer::evaluate(const std::vector<model::Batch>& micro_batches) {
+  at::Tensor loss_sum;
+  {
+    c10::NoGradGuard no_grad;
+    memory::ScopedCategory activations(memory::Category::kActivations);
+    for (const auto& batch : micro_batches) {
+      at::Tensor loss = model_.loss(batch.input_ids, batch.labels);
+      loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
+    }
+  }
+  if (sync_) sync_->after_evaluation();
+  at::Tensor global_loss = loss_sum / static_cast<double>(micro_batches.size());
+  if (comm_ && comm_->world_size() > 1) {
+    comm_->all_reduce(global_loss);
+    global_loss.div_(comm_->world_size());
+  }
+  return global_loss.item<double>();
 }
 
 }  // namespace shardbench::train

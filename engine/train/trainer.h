@@ -44,6 +44,9 @@ class Trainer {
   // loss scaled by 1/count, so the step sees the mean over all of them) and are synchronised once.
   StepTimes step(const std::vector<model::Batch>& micro_batches);
   StepTimes step(const model::Batch& local_batch) { return step(std::vector<model::Batch>{local_batch}); }
+  // The global loss of `micro_batches` with the weights as they are now: forward only, under
+  // no_grad, nothing updated (the learning check's same-batch loss). Collective.
+  double evaluate(const std::vector<model::Batch>& micro_batches);
 
  private:
   model::LlamaForCausalLM& model_;

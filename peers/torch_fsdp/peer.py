@@ -383,7 +383,10 @@ class PeerRun:
             else:
                 rec.figures["checkpoint_save_peak_bytes"] = self.save_peak
         if self.s.checks.learning:
-            self.checks.append(learning.check(self.model, self.fingerprints_before, rec.loss, self.world))
+            after = learning.fingerprints(self.model)
+            first = data.micro_batches(self.source, 0, self.rank, self.train_cfg.batch_size, self.train_cfg.grad_accumulation)
+            loss = float("nan") if self.stopped_after else learning.same_batch_loss(self.model, list(first), self.device, self.world)
+            self.checks.append(learning.check(self.fingerprints_before, after, rec.loss[0], loss, self.world))
         if self.s.checks.frozen_dtype:
             self.checks.append(frozen_dtype.check(self.s, self.model, self.model_dir))
 

@@ -65,6 +65,20 @@ TEST_P(Prefetch, SameCollectivesAndLossesOneMoreUnitAtThePeak) {
 INSTANTIATE_TEST_SUITE_P(Engines, Prefetch,
                          ::testing::Combine(::testing::Values(2, 3), ::testing::Values("flat", "per_param")));
 
+class Evaluate : public ::testing::TestWithParam<std::tuple<int, std::string, std::string>> {};
+
+// The learning check's same-batch loss (Trainer::evaluate): equal to the training step's loss
+// on the same weights and batch, nothing left unsharded, no parameter moved; lower once trained.
+TEST_P(Evaluate, EqualsTheStepsLossLeavesNothingUnshardedAndDropsOnceTrained) {
+  const auto [ws, engine, reshard] = GetParam();
+  auto run = testing::RunRankWorker(ws, {"evaluate", engine, reshard});
+  EXPECT_TRUE(run.result.ok) << testing::Describe(run);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, Evaluate,
+                         ::testing::Combine(::testing::Values(2), ::testing::Values("reference", "flat", "per_param"),
+                                            ::testing::Values("reshard", "keep")));
+
 class FrozenStoredBf16 : public ::testing::TestWithParam<std::tuple<int, std::string>> {};
 
 // Frozen base weights held bf16 beside fp32 adapters, without mixed precision: the per-param

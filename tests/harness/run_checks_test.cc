@@ -36,13 +36,17 @@ TEST(RunChecks, LearningNeedsTheLossToDropTrainablesToMoveAndFrozenOnesToStay) {
   const std::vector<std::pair<std::string, bool>> trainable = {{"lora_a", true}, {"base", false}};
   const Fingerprints before = {{"lora_a", {1, 1}}, {"base", {2, 2}}};
   const Fingerprints moved = {{"lora_a", {1, 1.5}}, {"base", {2, 2}}};
-  EXPECT_TRUE(LearningCheck({3, 2}, trainable, before, moved).passed);
-  EXPECT_FALSE(LearningCheck({3, 3}, trainable, before, moved).passed);  // loss did not drop
-  const Check stuck = LearningCheck({3, 2}, trainable, before, before);
+  EXPECT_TRUE(LearningCheck(3, 2, trainable, before, moved).passed);
+  EXPECT_FALSE(LearningCheck(3, 3, trainable, before, moved).passed);  // loss did not drop
+  const Check stopped = LearningCheck(3, std::numeric_limits<double>::quiet_NaN(), trainable, before, moved);
+  EXPECT_FALSE(stopped.passed);  // training stopped: no trained loss to compare
+  EXPECT_NE(stopped.detail.find("step 0's batch: loss 3.000000 -> nan trained (did not drop)"), std::string::npos)
+      << stopped.detail;
+  const Check stuck = LearningCheck(3, 2, trainable, before, before);
   EXPECT_FALSE(stuck.passed);
   EXPECT_NE(stuck.detail.find("trainable 'lora_a' did not change"), std::string::npos) << stuck.detail;
   const Fingerprints frozen_moved = {{"lora_a", {1, 1.5}}, {"base", {2, 2.5}}};
-  const Check leaked = LearningCheck({3, 2}, trainable, before, frozen_moved);
+  const Check leaked = LearningCheck(3, 2, trainable, before, frozen_moved);
   EXPECT_FALSE(leaked.passed);
   EXPECT_NE(leaked.detail.find("frozen 'base' changed"), std::string::npos) << leaked.detail;
 }

@@ -39,6 +39,7 @@ static int RunWorker(int argc, char** argv) {
        }},
       {"meta-init", [&] { return MetaInitCheck(argc > 2 ? argv[2] : "per_param", argc > 3 ? argv[3] : ""); }},
       {"prefetch", [&] { return PrefetchCheck(argc > 2 ? argv[2] : "per_param"); }},
+      {"evaluate", [&] { return EvaluateCheck(argc > 2 ? argv[2] : "per_param", !(argc > 3 && std::string(argv[3]) == "keep")); }},
       {"frozen-bf16", [&] { return FrozenBf16Check(argc > 2 ? argv[2] : "per_param"); }},
       {"per-param-comm-bytes", [&] { return PerParamCommBytes(argc > 2 ? argv[2] : "transformer_block"); }},
       {"flat-optimizer-before-wrap", [&] { return FlatOptimizerBeforeWrap(argc > 2 && std::string(argv[2]) == "orig"); }},

@@ -27,6 +27,7 @@ int FlatUnshardedPeak(const std::string& policy);
 int PerParamParity(const std::string& policy, bool reshard_after_forward, int64_t micro_batches, double max_grad_norm);
 int PerParamCommBytes(const std::string& policy);
 int PrefetchCheck(const std::string& engine);
+int EvaluateCheck(const std::string& engine, bool reshard_after_forward);
 int FrozenBf16Check(const std::string& engine);
 int MetaInitCheck(const std::string& engine, const std::string& checkpoint_dir);
 int ActivationCheckpointingCheck(const std::string& engine, bool lora, const std::string& policy);
