@@ -95,6 +95,46 @@ std::string SideText(const std::optional<double>& v, bool not_measured, const st
   return not_measured ? "not measured" : "-";
 }
 
+// Scalars and arrays by dotted path (arrays whole: lora.targets).
+void Flatten(const nlohmann::json& j, const std::string& prefix, std::map<std::string, std::string>& out) {
+  if (!j.is_object()) {
+    out[prefix] = j.dump();
+    return;
+  }
+  for (const auto& [key, value] : j.items()) Flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+}
+
+bool NamesOrRunsTheEngine(const std::string& field) {
+  for (const char* prefix : {"peer.", "accelerate.", "checks."}) {
+    if (field.rfind(prefix, 0) == 0) return true;
+  }
+  return field == "engine" || field == "name" || field == "timeout_s";
+}
+
+void CompareConfigs(const nlohmann::json& a, const nlohmann::json& b, EnginePair& p) {
+  std::map<std::string, std::string> fa, fb;
+  Flatten(a.value("scenario", nlohmann::json::object()).value("config", nlohmann::json::object()), "", fa);
+  Flatten(b.value("scenario", nlohmann::json::object()).value("config", nlohmann::json::object()), "", fb);
+  for (const auto& [field, value] : fb) fa.emplace(field, "(none)");
+  for (const auto& [field, value_a] : fa) {
+    if (NamesOrRunsTheEngine(field)) continue;
+    const auto in_b = fb.find(field);
+    const std::string value_b = in_b == fb.end() ? "(none)" : in_b->second;
+    if (value_a == value_b) {
+      ++p.fields_equal;
+    } else {
+      p.differs.push_back(field + ": " + value_a + " vs " + value_b);
+    }
+  }
+}
+
+std::string LikeForLikeText(const EnginePair& p) {
+  if (p.like_for_like()) return "yes (" + std::to_string(p.fields_equal) + " fields equal)";
+  std::string s = "**no**: ";
+  for (size_t i = 0; i < p.differs.size(); ++i) s += (i ? "; " : "") + EscapeMarkdown(p.differs[i]);
+  return s;
+}
+
 }  // namespace
 
 std::vector<EnginePair> PairEngines(const std::vector<const ResultSet*>& sets) {
@@ -134,6 +174,7 @@ std::vector<EnginePair> PairEngines(const std::vector<const ResultSet*>& sets) {
       p.memory = Ratio(ra, rb, {"device_reserved_peak", "host_rss_peak"});
       p.init = Ratio(ra, rb, {"init_time"});
       p.exact = ExactSideBySide(ra, rb);
+      CompareConfigs(a.result, b.result, p);
       p.warnings_a = FoldPeerWarnings(ra.peer_warnings);
       p.warnings_b = FoldPeerWarnings(rb.peer_warnings);
       out.push_back(p);
@@ -155,6 +196,7 @@ std::string EnginePairsConsole(const std::vector<EnginePair>& pairs) {
                   RatioText(p.memory).c_str(), RatioText(p.init).c_str());
     out += line;
     if (!p.note.empty()) out += "    note: " + p.note + "\n";
+    for (const auto& d : p.differs) out += "    not like for like: " + d + "\n";
   }
   for (const auto& p : pairs) {
     if (p.exact.empty()) continue;
@@ -176,15 +218,17 @@ std::string EnginePairsConsole(const std::vector<EnginePair>& pairs) {
 std::string EnginePairsMarkdown(const std::vector<EnginePair>& pairs) {
   std::string out = "## Engines side by side\n\n";
   if (pairs.empty()) return out + "No scenario was run by two engines.\n";
-  out += "| scenario | a | b | loss max rel. diff | tokens/s a/b | peak memory a/b | init time a/b |\n|---|---|---|---|---|---|---|\n";
+  out += "| scenario | a | b | loss max rel. diff | tokens/s a/b | peak memory a/b | init time a/b | like for like |\n"
+         "|---|---|---|---|---|---|---|---|\n";
   for (const auto& p : pairs) {
     out += "| " + EscapeMarkdown(p.scenario) + " | " + EscapeMarkdown(p.engine_a) + " | " + EscapeMarkdown(p.engine_b) + " | " +
            LossText(p) + " | " + RatioText(p.tokens) + " | " + RatioText(p.memory) + (p.memory ? " (" + EscapeMarkdown(p.memory->metric) + ")" : "") +
-           " | " + RatioText(p.init) + " |\n";
+           " | " + RatioText(p.init) + " | " + LikeForLikeText(p) + " |\n";
   }
   out += "\nRatios are a / b of medians with 95% percentile-bootstrap intervals (over repetitions when there are 3 or more, "
          "else over one launch's measured steps). Loss: the largest relative difference of the global loss over the first "
-         "checks.loss_parity_steps steps, against checks.loss_rtol.\n";
+         "checks.loss_parity_steps steps, against checks.loss_rtol. Like for like: every resolved scenario field but the "
+         "engine's own (engine, peer.*, accelerate.*), the checks and timeout_s is equal on both sides, or what differs.\n";
   for (const auto& p : pairs) {
     if (p.exact.empty() && p.warnings_a.empty() && p.warnings_b.empty()) continue;
     out += "\n<details><summary>" + EscapeMarkdown(p.scenario) + ": " + EscapeMarkdown(p.engine_a) + " vs " +
@@ -222,7 +266,8 @@ nlohmann::json EnginePairsJson(const std::vector<EnginePair>& pairs) {
                    {"instance_b", p.instance_b}, {"loss_max_rel", p.loss_max_rel}, {"loss_judged_steps", p.judged},
                    {"loss_rtol", p.loss_rtol}, {"loss_ok", p.loss_ok()}, {"tokens_per_s", ratio(p.tokens)},
                    {"memory", ratio(p.memory)}, {"init_time", ratio(p.init)}, {"note", p.note},
-                   {"exact", exact(p.exact)}, {"warnings_a", p.warnings_a}, {"warnings_b", p.warnings_b}});
+                   {"exact", exact(p.exact)}, {"warnings_a", p.warnings_a}, {"warnings_b", p.warnings_b},
+                   {"like_for_like", p.like_for_like()}, {"differs", p.differs}, {"fields_equal", p.fields_equal}});
   }
   return out;
 }

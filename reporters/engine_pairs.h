@@ -45,6 +45,13 @@ struct EnginePair {
   std::vector<ExactSide> exact;
   std::vector<std::string> warnings_a, warnings_b;  // what each side's libraries warned (folded)
   std::string note;  // why something could not be compared
+  // Like for like: every resolved scenario field (dotted, "mixed_precision.param_dtype") that
+  // differs between the two sides, as "field: a vs b", and how many are equal. Left out: what
+  // names the engine and how it is run (engine, name, peer.*, accelerate.*), the checks (they run
+  // after the measured steps) and timeout_s.
+  std::vector<std::string> differs;
+  size_t fields_equal = 0;
+  bool like_for_like() const { return differs.empty(); }
 };
 
 // Every pair of instances that ran the same scenario on two engines, in the order

@@ -11,6 +11,7 @@ import sys
 
 COLUMNS = [  # (metric, header, format)
     ("tokens_per_s", "tokens/s", "{:,.0f}"),
+    ("achieved_flops_per_s", "model TFLOP/s", "tflops"),
     ("step_time", "step s", "{:.4f}"),
     ("mfu", "MFU", "{:.1%}"),
     ("mfu_datasheet", "MFU (datasheet)", "{:.1%}"),
@@ -27,7 +28,9 @@ def cell(metric, fmt):
     if metric is None or metric.get("median") is None:
         return "-"
     value = metric["median"]
-    return f"{value / 2**30:.2f}" if fmt == "gib" else fmt.format(value)
+    if fmt == "gib":
+        return f"{value / 2**30:.2f}"
+    return f"{value / 1e12:.1f}" if fmt == "tflops" else fmt.format(value)
 
 
 def main(run_dir):
@@ -49,7 +52,8 @@ def main(run_dir):
     if failures:
         lines += ["## Not green", ""] + failures + [""]
     if provenance:
-        keys = ("gpu", "torch", "cuda", "nccl", "git_sha", "host")
+        keys = ("gpu", "gpu_memory_bytes", "gpu_driver", "cuda_runtime", "cuda_driver", "nccl", "torch", "cuda", "git_sha",
+                "host")
         lines.append("Provenance: " + ", ".join(f"{k} {provenance.get(k)}" for k in keys))
     print("\n".join(lines))
 

@@ -90,6 +90,17 @@ class RunRecords:
         write_atomically(os.path.join(out_dir, "records.json"), doc)
 
 
+def _nvidia_driver():
+    """The NVIDIA driver's version, as engine/profile/gpu_facts.h reads it (None when absent)."""
+    import re
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            m = re.search(r"Kernel Module(?: for [^ ]+)?\s+([0-9]+(?:\.[0-9]+)+)", f.read())
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
 def versions(engine, backend):
     """The versions this process imported (the provenance of a peer result); accelerate is
     imported by peft, torchtune by engine torchtune, each recorded as imported (or null where this
@@ -98,8 +109,11 @@ def versions(engine, backend):
     import torch
     import transformers
     accelerate, torchtune = sys.modules.get("accelerate"), sys.modules.get("torchtune")
+    on_gpu = backend == "nccl" and torch.cuda.is_available()
     return {"torch": torch.__version__, "cuda": torch.version.cuda or "",
             "nccl": ".".join(map(str, torch.cuda.nccl.version())) if backend == "nccl" else None,
+            "gpu": torch.cuda.get_device_name() if on_gpu else None,
+            "gpu_driver": _nvidia_driver() if on_gpu else None,
             "peer": {"engine": engine, "implementation": "peers/torch_fsdp", "python": sys.executable,
                      "python_version": platform.python_version(), "torch": torch.__version__,
                      "transformers": transformers.__version__, "peft": peft.__version__,

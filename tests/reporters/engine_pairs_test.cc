@@ -53,6 +53,38 @@ TEST(EnginePairs, PairsBySharedScenarioAndJudgesLossOverTheFirstSteps) {
   EXPECT_TRUE(PairEngines({&ours}).empty());
 }
 
+// Like for like: a pair lists every scenario field the two sides ran differently, leaving out
+// the engine's own (engine, peer.*, accelerate.*), the checks and timeout_s.
+TEST(EnginePairs, ListWhatTheTwoSidesRanDifferently) {
+  InstanceResult ours = EngineResult("per_param", {5.0}, 100, 100), peer = EngineResult("torch_fsdp2", {5.0}, 100, 100);
+  for (auto* i : {&ours, &peer}) {
+    auto& config = i->result["scenario"]["config"];
+    config["mixed_precision"] = {{"param_dtype", "bf16"}, {"reduce_dtype", "fp32"}};
+    config["init"] = "meta";
+    config["lora"] = {{"targets", {"q_proj", "v_proj"}}};
+  }
+  peer.result["scenario"]["config"]["peer"] = {{"python", "/opt/torch/.venv/bin/python"}};  // how, not what
+  peer.result["scenario"]["config"]["checks"]["loss_rtol"] = 1e-3;
+  ResultSet set;
+  set.instances = {ours, peer};
+  auto pairs = PairEngines({&set});
+  ASSERT_EQ(pairs.size(), 1u);
+  EXPECT_TRUE(pairs[0].like_for_like()) << ::testing::PrintToString(pairs[0].differs);
+  EXPECT_EQ(pairs[0].fields_equal, 5u);  // train.steps (the fixture's), mixed_precision (2), init, lora.targets
+  EXPECT_NE(EnginePairsMarkdown(pairs).find("| yes (5 fields equal) |"), std::string::npos) << EnginePairsMarkdown(pairs);
+
+  set.instances[1].result["scenario"]["config"]["init"] = "eager";
+  set.instances[1].result["scenario"]["config"]["mixed_precision"]["param_dtype"] = "fp32";
+  set.instances[1].result["scenario"]["config"]["profile"] = {{"kernel_trace", false}};
+  pairs = PairEngines({&set});
+  EXPECT_FALSE(pairs[0].like_for_like());
+  EXPECT_EQ(pairs[0].differs, (std::vector<std::string>{"init: \"meta\" vs \"eager\"",
+                                                         "mixed_precision.param_dtype: \"bf16\" vs \"fp32\"",
+                                                         "profile.kernel_trace: (none) vs false"}));
+  EXPECT_NE(EnginePairsConsole(pairs).find("not like for like: init: \"meta\" vs \"eager\""), std::string::npos);
+  EXPECT_EQ(EnginePairsJson(pairs)[0]["like_for_like"], false);
+}
+
 // Memory by category and communication side by side, exact: equal or not, a side that did not
 // measure a figure says so (never 0), and PyTorch's per-unit warnings fold into one line.
 TEST(EnginePairs, ExactFiguresSideBySideWithWhatASideDidNotMeasure) {
