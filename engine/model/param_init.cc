@@ -9,6 +9,7 @@
 
 #include "engine/common/error.h"
 #include "engine/model/counter_rng.h"
+#include "engine/model/device_init.h"
 #include "engine/model/module.h"
 #include "engine/model/normal_kernel.h"
 
@@ -41,6 +42,11 @@ void FillInitRange(const at::Tensor& dst, const ParamInit& init, uint64_t key, i
   if (n == 0) return;
   if (init.kind == ParamInit::Kind::kConstant) {
     dst.fill_(init.a);
+    return;
+  }
+  // A tensor on a device is filled there (engine/model/device_init.h: bit for bit these values).
+  if (!dst.device().is_cpu()) {
+    FillInitRangeOnDevice(dst, init, key, begin);
     return;
   }
   // Written in place when the destination is a contiguous float tensor in host memory.

@@ -25,7 +25,8 @@ struct ParamInit {
 
 // Fills `dst` (1-D, contiguous, any dtype/device) with elements [begin, begin + numel) of the
 // parameter whose key is `key` (SeedFor(seed, name)). Normals are computed four at a time
-// (engine/model/normal_kernel.h), equal bit for bit to NormalElement.
+// (engine/model/normal_kernel.h), equal bit for bit to NormalElement. A destination on a device
+// is filled there, to the same bits (engine/model/device_init.h).
 void FillInitRange(const at::Tensor& dst, const ParamInit& init, uint64_t key, int64_t begin);
 // Normal elements [begin, begin + n) into out with `block` (engine/model/normal_kernel.h) a block
 // at a time, the few elements it cannot decide by NormalElement. FillInitRange uses the fastest

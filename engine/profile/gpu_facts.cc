@@ -8,6 +8,7 @@
 
 #ifdef SHARDBENCH_WITH_CUDA
 #include <cuda_runtime_api.h>
+
 #include <torch/csrc/distributed/c10d/NCCLUtils.hpp>
 #endif
 

@@ -1,12 +1,13 @@
 // The GPU provenance's pure parts on CPU: the NVIDIA driver's version out of the kernel module's
 // text, CUDA's version numbers as text, and NCCL's version where the GPU path is compiled (it is
 // read from the library, no device needed). ReadGpuFacts itself runs in scripts/gpu-check.sh.
+#include "engine/profile/gpu_facts.h"
+
 #include <gtest/gtest.h>
 
 #include <regex>
 
 #include "engine/common/error.h"
-#include "engine/profile/gpu_facts.h"
 
 namespace shardbench::profile {
 namespace {
@@ -16,8 +17,9 @@ TEST(GpuFacts, DriverVersionFromTheKernelModulesText) {
   EXPECT_EQ(NvidiaDriverVersionIn("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Tue Jul  8 2025\n"
                                   "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n"),
             "580.159.04");
-  EXPECT_EQ(NvidiaDriverVersionIn("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build\n"),
-            "570.86.15");
+  EXPECT_EQ(
+      NvidiaDriverVersionIn("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build\n"),
+      "570.86.15");
   EXPECT_EQ(NvidiaDriverVersionIn(""), "");
   EXPECT_EQ(NvidiaDriverVersionIn("no module here"), "");
 }
