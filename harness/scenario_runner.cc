@@ -143,6 +143,10 @@ void RankRun::setup() {
   if (env_.world_size > 1 || s_.backend == Backend::kNccl) comm_ = comm::Connect(BackendName(s_.backend), env_, comm::CommOptions{timeout}, options_.store);
   connect_s_ = Since(t_connect);
   device_ = s_.device() == "cuda" ? at::Device(at::kCUDA, static_cast<int8_t>(env_.local_rank)) : at::Device(at::kCPU);
+  if (device_.is_cuda()) {  // set either way: the process's default is not the scenario's
+    at::globalContext().setAllowTF32CuBLAS(s_.mixed_precision.allow_tf32);
+    at::globalContext().setAllowTF32CuDNN(s_.mixed_precision.allow_tf32);
+  }
 
   // Build the model on every rank (named config, or an HF checkpoint directory): whole
   // (init=eager), or on the meta device for the engine to materialise shard by shard.

@@ -11,8 +11,9 @@
 
 namespace shardbench::optim {
 
-// Returns the total norm before clipping. `comm` null: gradients are complete on this rank
-// (single process or replicated data parallel).
-double ClipGradNorm(const std::vector<at::Tensor>& grads, double max_norm, comm::Communicator* comm);
+// Returns the total norm before clipping, a 0-dim double tensor on the gradients' device (reading
+// it is the caller's synchronisation, never this function's). `comm` null: gradients are complete
+// on this rank (single process or replicated data parallel).
+at::Tensor ClipGradNorm(const std::vector<at::Tensor>& grads, double max_norm, comm::Communicator* comm);
 
 }  // namespace shardbench::optim

@@ -10,6 +10,7 @@
 #include "engine/memory/tracking_allocator.h"
 #include "engine/optim/grad_clip.h"
 #include "engine/profile/span_recorder.h"
+#include "engine/train/host_sync.h"
 
 namespace shardbench::train {
 namespace {
@@ -88,9 +89,15 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   optimizer_span.reset();
   if (options_.hooks) options_.hooks->after_optimizer(comm_, Since(start), blocked());
   // Reading the loss waits for the step's device work: the step time includes it (on a GPU the
-  // optimizer's kernels would otherwise still be running when the timer stops).
-  t.loss = global_loss.item<double>();
-  t.local_loss = loss_sum.item<double>() / static_cast<double>(micro_batches.size());
+  // optimizer's kernels would otherwise still be running when the timer stops). It is the step's
+  // one host synchronisation (engine/train/host_sync.h): both losses in one read.
+  at::Tensor losses;
+  {
+    AllowedHostSync the_loss_read;
+    losses = at::stack({global_loss.reshape({}), loss_sum.reshape({})}).to(at::kDouble).cpu();
+  }
+  t.loss = losses[0].item<double>();
+  t.local_loss = losses[1].item<double>() / static_cast<double>(micro_batches.size());
   t.seconds = Since(start);
   t.comm_wait = blocked();
   return t;

@@ -39,7 +39,7 @@ class Trainer {
   Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::Communicator* comm, GradientSync* sync,
           TrainerOptions options = {});
   // The global gradient norm of the last step (before clipping); 0 when not clipping.
-  double last_grad_norm() const { return last_grad_norm_; }
+  double last_grad_norm() const { return last_grad_norm_.defined() ? last_grad_norm_.item<double>() : 0.0; }
   // One optimizer step over this rank's micro-batches: gradients accumulate across them (each
   // loss scaled by 1/count, so the step sees the mean over all of them) and are synchronised once.
   StepTimes step(const std::vector<model::Batch>& micro_batches);
@@ -56,7 +56,7 @@ class Trainer {
   TrainerOptions options_;
   std::vector<double> base_lrs_;
   int64_t steps_ = 0;
-  double last_grad_norm_ = 0.0;
+  at::Tensor last_grad_norm_;  // read only when asked: a host synchronisation
 };
 
 }  // namespace shardbench::train

@@ -55,6 +55,9 @@ struct ShardingConfig {
 struct MixedPrecisionConfig {
   c10::ScalarType param_dtype = c10::ScalarType::Float;   // fp32 (no cast) | bf16 | fp16
   c10::ScalarType reduce_dtype = c10::ScalarType::Float;  // fp32 | bf16 | fp16
+  // fp32 matmuls and convolutions on a GPU in TF32 (torch.backends.cuda.matmul.allow_tf32 and
+  // cudnn's): the fp32 baseline at tensor-core speed, ~10 mantissa bits. No effect on a CPU.
+  bool allow_tf32 = false;
 };
 
 struct OptimizerConfig {

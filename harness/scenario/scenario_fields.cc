@@ -166,6 +166,7 @@ std::vector<ScenarioField> BuildFields() {
                        [](Scenario& s) -> c10::ScalarType& { return s.mixed_precision.param_dtype; }),
       TypedChoiceField("mixed_precision.reduce_dtype", kComputeDtypes, shard::DtypeName,
                        [](Scenario& s) -> c10::ScalarType& { return s.mixed_precision.reduce_dtype; }),
+      BoolField("mixed_precision.allow_tf32", [](Scenario& s) -> bool& { return s.mixed_precision.allow_tf32; }),
       TypedChoiceField("model_dtype",
                        std::vector<std::optional<c10::ScalarType>>{std::nullopt, c10::ScalarType::Float,
                                                                    c10::ScalarType::BFloat16, c10::ScalarType::Half},

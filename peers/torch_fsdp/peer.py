@@ -170,6 +170,7 @@ class PeerRun:
         if self.s.backend == "nccl":
             torch.cuda.set_device(self.local_rank)
             self.device = torch.device("cuda", self.local_rank)
+            torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = self.s.mixed_precision.allow_tf32
         else:
             self.device = torch.device("cpu")
         self.counter.install()  # before FSDP looks anything up

@@ -39,6 +39,7 @@ class Sharding:
 class MixedPrecision:
     param_dtype: str  # fp32 | bf16 | fp16
     reduce_dtype: str
+    allow_tf32: bool  # fp32 matmuls and convolutions on a GPU in TF32 (set in peer.py)
 
     @property
     def enabled(self):

@@ -99,7 +99,7 @@ TEST(Cli, EveryShippedSuiteResolves) {
   size_t instances = 0;
   for (size_t at = gpu.output.find("\n# "); at != std::string::npos; at = gpu.output.find("\n# ", at + 1)) ++instances;
   EXPECT_EQ(gpu.output.rfind("# suite 'gpu' (", 0), 0u) << gpu.output;  // the header, then one "# name" per instance
-  EXPECT_EQ(instances, 11u) << gpu.output;
+  EXPECT_EQ(instances, 12u) << gpu.output;  // parity 4, gpu_1b 2, baseline 2, gpu_engines 4
 }
 
 // `plan` for PyTorch's FSDP plans the engine that follows its semantics: fully_shard as

@@ -36,7 +36,7 @@ if p.returncode != 0:
 commands = [line[2:] for line in p.stdout.splitlines() if line.startswith("+ ")]
 expected = [
     ("build", ["scripts/build.sh", f"-DSHARDBENCH_PYTHON={machine_python}", "-DSHARDBENCH_CUDA=ON"]),
-    ("GPU unit tests", ["build-gpu/tests/shardbench_tests", "NcclCommunicator.*", "KernelTrace.*", "GpuFacts.*", "DeviceInit.*"]),
+    ("GPU unit tests", ["build-gpu/tests/shardbench_tests", "NcclCommunicator.*", "KernelTrace.*", "GpuFacts.*", "DeviceInit.*", "HostSync.*"]),
     ("suite", ["build-gpu/shardbench run", "suites/gpu.yaml", f"--out {out}/run", f"peer.python={machine_python}"]),
     ("summary", [f"{machine_python} ", "scripts/run_summary.py", f"> {out}/summary.md"]),
     ("engines", ["build-gpu/shardbench compare", "--engines", f"--markdown {out}/engines.md"]),

@@ -90,7 +90,7 @@ namespace {
 
 TEST(GradClip, ScalesToMaxNormLikeTorch) {
   std::vector<at::Tensor> grads{at::tensor({3.0}, at::kDouble), at::tensor({4.0}, at::kDouble)};
-  EXPECT_DOUBLE_EQ(optim::ClipGradNorm(grads, 1.0, nullptr), 5.0);
+  EXPECT_DOUBLE_EQ(optim::ClipGradNorm(grads, 1.0, nullptr).item<double>(), 5.0);
   EXPECT_NEAR(grads[0].item<double>(), 3.0 / (5.0 + 1e-6), 1e-15);
   EXPECT_NEAR(grads[1].item<double>(), 4.0 / (5.0 + 1e-6), 1e-15);
   // Under the limit nothing changes.
