@@ -11,9 +11,11 @@ nlohmann::json RunProvenance(const Scenario& s, int world_size, const c10::Devic
     const profile::GpuFacts gpu = profile::ReadGpuFacts(device.index());
     p["gpu"] = gpu.name;
     p["gpu_memory_bytes"] = gpu.memory_bytes;
-    p["gpu_driver"] = gpu.driver.empty() ? nlohmann::json(nullptr) : nlohmann::json(gpu.driver);
-    p["cuda_runtime"] = gpu.cuda_runtime;
-    p["cuda_driver"] = gpu.cuda_driver;
+    // A version that could not be read is null, never an empty or made-up one.
+    auto read = [](const std::string& v) { return v.empty() ? nlohmann::json(nullptr) : nlohmann::json(v); };
+    p["gpu_driver"] = read(gpu.driver);
+    p["cuda_runtime"] = read(gpu.cuda_runtime);
+    p["cuda_driver"] = read(gpu.cuda_driver);
   }
   if (s.backend == Backend::kNccl) p["nccl"] = profile::NcclVersion();
   return p;

@@ -12,8 +12,8 @@ struct GpuFacts {
   std::string name;          // "NVIDIA H200"
   int64_t memory_bytes = 0;  // the device's total memory
   std::string driver;        // NVIDIA driver, "580.159.04" ("" when /proc/driver/nvidia/version is absent)
-  std::string cuda_runtime;  // the CUDA runtime this process loaded, "13.0"
-  std::string cuda_driver;   // the newest CUDA the driver supports, "13.0"
+  std::string cuda_runtime;  // the CUDA runtime this process loaded, "13.0" ("" when not read)
+  std::string cuda_driver;   // the newest CUDA the driver supports, "13.0" ("" when not read)
 };
 
 // The facts of CUDA device `device_index` (InfraError without the GPU path).

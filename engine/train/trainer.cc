@@ -18,8 +18,8 @@ using Clock = std::chrono::steady_clock;
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 }  // namespace
 
-Trainer::Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::Communicator* comm,
-                 GradientSync* sync, TrainerOptions options)
+Trainer::Trainer(model::LlamaForCausalLM& model, optim::AdamW& optimizer, comm::Communicator* comm, GradientSync* sync,
+                 TrainerOptions options)
     : model_(model), optimizer_(optimizer), comm_(comm), sync_(sync), options_(options) {
   for (const auto& g : optimizer_.groups()) base_lrs_.push_back(g.lr);
   steps_ = options_.first_step;
@@ -58,11 +58,7 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   const auto sync = Clock::now();
   std::optional<profile::ScopedSpan> sync_span(std::in_place, "grad_sync", "grad_sync");
   if (sync_) sync_->after_backward();
-  at::Tensor global_loss = loss_sum / static_cast<double>(micro_batches.size());
-  if (comm_ && comm_->world_size() > 1) {
-    comm_->all_reduce(global_loss);
-    global_loss.div_(comm_->world_size());
-  }
+  at::Tensor global_loss = global_mean(loss_sum, micro_batches.size());
   t.grad_sync = Since(sync);
   sync_span.reset();
   const auto opt = Clock::now();
@@ -103,6 +99,15 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   return t;
 }
 
+at::Tensor Trainer::global_mean(const at::Tensor& loss_sum, size_t micro_batches) {
+  at::Tensor global_loss = loss_sum / static_cast<double>(micro_batches);
+  if (comm_ && comm_->world_size() > 1) {
+    comm_->all_reduce(global_loss);
+    global_loss.div_(comm_->world_size());
+  }
+  return global_loss;
+}
+
 double Trainer::evaluate(const std::vector<model::Batch>& micro_batches) {
   at::Tensor loss_sum;
   {
@@ -114,11 +119,7 @@ double Trainer::evaluate(const std::vector<model::Batch>& micro_batches) {
     }
   }
   if (sync_) sync_->after_evaluation();
-  at::Tensor global_loss = loss_sum / static_cast<double>(micro_batches.size());
-  if (comm_ && comm_->world_size() > 1) {
-    comm_->all_reduce(global_loss);
-    global_loss.div_(comm_->world_size());
-  }
+  at::Tensor global_loss = global_mean(loss_sum, micro_batches.size());
   return global_loss.item<double>();
 }
 

@@ -4,18 +4,18 @@
 
 #include <vector>
 
-#include "engine/train/step_hooks.h"
 #include "engine/comm/communicator.h"
 #include "engine/model/llama.h"
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/adamw.h"
 #include "engine/optim/lr_schedule.h"
 #include "engine/train/gradient_sync.h"
+#include "engine/train/step_hooks.h"
 
 namespace shardbench::train {
 
 struct StepTimes {
-  double loss = 0.0;  // mean over all ranks' tokens and micro-batches (global loss)
+  double loss = 0.0;        // mean over all ranks' tokens and micro-batches (global loss)
   double local_loss = 0.0;  // this rank's part of it: which rank diverged first
   double seconds = 0.0;
   double forward_backward = 0.0;  // includes the communication an engine does inside backward
@@ -27,7 +27,7 @@ struct StepTimes {
 };
 
 struct TrainerOptions {
-  double max_grad_norm = 0.0;  // > 0: clip by global norm before the optimizer step
+  double max_grad_norm = 0.0;     // > 0: clip by global norm before the optimizer step
   optim::LrSchedule lr_schedule;  // applied to every group's base lr before each step
   int64_t first_step = 0;         // steps already taken (a resumed run continues the schedule)
   StepHooks* hooks = nullptr;     // the failpoints (engine/train/step_hooks.h); null: none
@@ -54,6 +54,9 @@ class Trainer {
   comm::Communicator* comm_;
   GradientSync* sync_;
   TrainerOptions options_;
+  // The mean over micro-batches and ranks of this rank's summed loss (collective).
+  at::Tensor global_mean(const at::Tensor& loss_sum, size_t micro_batches);
+
   std::vector<double> base_lrs_;
   int64_t steps_ = 0;
   at::Tensor last_grad_norm_;  // read only when asked: a host synchronisation
