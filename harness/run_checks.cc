@@ -31,12 +31,24 @@ Check FiniteCheck(const std::vector<RankRecord>& all, int64_t planned_steps) {
 // Its loss part compares a batch with itself: the first step's loss against the last step's
 // compares two batches, and on a short run whose update moves the loss less than batches differ
 // it was a coin flip (the ~1B LoRA baseline at lr 1e-4, docs/architecture.md "Did it learn").
+namespace {
+
+// NaN equals NaN here: a parameter that held a NaN before and after did not change (comparing
+// with != would call every NaN-holding frozen weight "changed").
+bool SameValue(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+bool Changed(const Fingerprint& before, const Fingerprint& after) {
+  return !SameValue(before.first, after.first) || !SameValue(before.second, after.second);
+}
+
+}  // namespace
+
 Check LearningCheck(double first_loss, double first_batch_after, const std::vector<std::pair<std::string, bool>>& trainable,
                     const Fingerprints& before, const Fingerprints& after) {
   int64_t unchanged_trainable = 0, changed_frozen = 0;
   std::string example;
   for (size_t i = 0; i < trainable.size(); ++i) {
-    const bool changed = before[i].second != after[i].second;
+    const bool changed = Changed(before[i].second, after[i].second);
     if (trainable[i].second && !changed) {
       if (unchanged_trainable++ == 0) example = "trainable '" + trainable[i].first + "' did not change";
     } else if (!trainable[i].second && changed) {

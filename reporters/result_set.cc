@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include "engine/common/error.h"
 #include "reporters/gbench_import.h"
@@ -46,6 +47,20 @@ ResultSet FromIndex(const nlohmann::json& index, const fs::path& path) {
     set.instances.push_back(std::move(r));
   }
   return set;
+}
+
+// compare and history look instances up by name: of two alike, one would be judged and the
+// other never seen (two result files of one scenario in a directory without an index).
+void RefuseRepeatedInstances(const ResultSet& set) {
+  std::map<std::string, const InstanceResult*> seen;
+  for (const auto& i : set.instances) {
+    const auto [it, fresh] = seen.emplace(i.name, &i);
+    if (!fresh) {
+      throw InputError(set.source + ": instance '" + i.name + "' appears twice (" +
+                       (it->second->file.empty() ? "an index entry" : it->second->file) + " and " +
+                       (i.file.empty() ? "an index entry" : i.file) + "); a run holds each instance once");
+    }
+  }
 }
 
 void SetStartedAt(ResultSet& set) {
@@ -114,6 +129,7 @@ ResultSet LoadResultSet(const std::string& path_text) {
     throw InputError(path_text + ": no such results file or directory");
   }
   set.source = path_text;
+  RefuseRepeatedInstances(set);
   SetStartedAt(set);
   return set;
 }

@@ -1,6 +1,8 @@
 #include "reporters/results_reader.h"
 
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "engine/common/error.h"
 #include "reporters/json_field.h"
@@ -29,6 +31,51 @@ std::map<std::string, int64_t> Bytes(const JsonField& f) {
   return out;
 }
 
+// Units whose values are never negative (every unit we write but `ratio`, and Google Benchmark's
+// times): a negative one was edited in or made by a broken exporter, and a gate would judge it.
+bool NeverNegative(const std::string& unit) {
+  static const std::set<std::string> units = {"bytes", "count", "s", "ms", "us", "ns", "tokens/s", "FLOP/s",
+                                              "FLOPs", "instructions", "calibrations"};
+  return units.count(unit) != 0;
+}
+
+void RefuseNegative(const JsonField& f, const std::string& key, const std::string& unit) {
+  const auto field = f.Optional(key);
+  if (!field || field->json().is_null()) return;
+  std::vector<JsonField> values;
+  if (field->json().is_array()) {
+    values = field->Elements();
+  } else {
+    values.push_back(*field);
+  }
+  for (const auto& v : values) {
+    if (v.json().is_number() && v.json().get<double>() < 0) {
+      v.Fail("a value of unit '" + unit + "', never negative");
+    }
+  }
+}
+
+// A list whose entries are looked up by name (metrics, checks, instances): the first of two
+// alike would be judged and the second ignored, so a merged or hand-edited file that repeats a
+// name could turn a regression green. Refused, naming both entries.
+void RefuseRepeated(const std::string& file, const std::string& list, const std::vector<std::pair<size_t, std::string>>& named) {
+  std::map<std::string, size_t> first;
+  for (const auto& [i, name] : named) {
+    const auto [it, fresh] = first.emplace(name, i);
+    if (!fresh) {
+      throw InputError(file + ": field \"" + list + "[" + std::to_string(i) + "]\": '" + name + "' appears twice (also " +
+                       list + "[" + std::to_string(it->second) + "]); each is named once");
+    }
+  }
+}
+
+template <typename Entry>
+std::vector<std::pair<size_t, std::string>> Named(const std::vector<Entry>& entries) {
+  std::vector<std::pair<size_t, std::string>> out;
+  for (size_t i = 0; i < entries.size(); ++i) out.push_back({i, entries[i].name});
+  return out;
+}
+
 StoredMetric ReadMetric(const JsonField& in, const Reader& r) {
   StoredMetric m;
   m.name = in.Required("name").String();
@@ -44,6 +91,11 @@ StoredMetric ReadMetric(const JsonField& in, const Reader& r) {
   m.min = NumberOrNull(r.Field(f, "min"));
   m.max = NumberOrNull(r.Field(f, "max"));
   if (auto reps = f.Optional("repetition_medians")) m.repetition_medians = reps->NumbersOrNaN();
+  if (NeverNegative(m.unit)) {
+    for (const char* key : {"samples", "per_rank", "median", "p10", "p90", "min", "max", "repetition_medians"}) {
+      RefuseNegative(f, key, m.unit);
+    }
+  }
   return m;
 }
 
@@ -150,6 +202,9 @@ StoredResult Read(const nlohmann::json& document, const std::string& file, const
     out.measured_from_step_by_repetition.emplace();
     for (const auto& s : v->Elements()) out.measured_from_step_by_repetition->push_back(s.NonNegativeInteger());
   }
+  RefuseRepeated(file, "metrics", Named(out.metrics));
+  RefuseRepeated(file, "checks", Named(out.checks));
+  RefuseRepeated(file, "not_measured", Named(out.not_measured));
   return out;
 }
 
@@ -203,14 +258,50 @@ std::vector<IndexEntry> ReadIndex(const nlohmann::json& index, const std::string
     if (auto v = e.OptionalNonNull("repetitions")) entry.repetitions = v->NonNegativeInteger();
     out.push_back(std::move(entry));
   }
+  std::vector<std::pair<size_t, std::string>> names, files;  // entries without one are not compared
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].name) names.push_back({i, *out[i].name});
+    if (out[i].file) files.push_back({i, *out[i].file});
+  }
+  RefuseRepeated(file, "instances", names);
+  RefuseRepeated(file, "instances", files);
   return out;
 }
 
 nlohmann::json ReadJsonFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot be read");
+  // JSON leaves a repeated key undefined and nlohmann keeps one of them silently: a hand-merged
+  // result with two "median"s would be judged on whichever it kept. Refused while parsing.
+  struct Container {
+    std::string path;  // "metrics[].name" style: where it sits
+    bool object;
+    std::set<std::string> keys;
+  };
+  std::vector<Container> open;
+  std::string key;
+  bool after_key = false;
+  auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& value) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start || event == E::array_start) {
+      const std::string parent = open.empty() ? "" : open.back().path;
+      const std::string path = after_key ? (parent.empty() ? key : parent + "." + key) : parent + "[]";
+      open.push_back({open.empty() ? "" : path, event == E::object_start, {}});
+    } else if (event == E::object_end || event == E::array_end) {
+      open.pop_back();
+    } else if (event == E::key) {
+      key = value.get<std::string>();
+      if (!open.empty() && open.back().object && !open.back().keys.insert(key).second) {
+        const std::string& where = open.back().path;
+        throw InputError(path + ": key \"" + key + "\" appears twice in one object" +
+                         (where.empty() ? "" : " (in \"" + where + "\")") + "; JSON keeps only one of them");
+      }
+    }
+    after_key = event == E::key;
+    return true;
+  };
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(in, callback);
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": not valid JSON: " + e.what());
   }

@@ -16,6 +16,7 @@
 #include "engine/common/durable_file.h"
 #include "engine/common/error.h"
 #include "engine/common/failpoints.h"
+#include "engine/checkpoint/finite_values.h"
 
 namespace shardbench::checkpoint {
 namespace {
@@ -107,7 +108,9 @@ LoadReport LoadAdapter(const StateDictTarget& target, const std::string& dir, Lo
         throw InputError(file->path() + ": tensor '" + key + "' is " + c10::str(c10::IntArrayRef(info.shape)) +
                          ", the model expects " + c10::str(c10::IntArrayRef(p.shape)));
       }
-      p.param.copy_(file->tensor(key).view({-1}).narrow(0, p.begin, p.numel));
+      const at::Tensor src = file->tensor(key).view({-1}).narrow(0, p.begin, p.numel);
+      p.param.copy_(src);
+      RequireFiniteLoaded(p.param, src, file->path(), key, info.shape, p.begin);
       report.bytes_read += p.numel * static_cast<int64_t>(p.param.element_size());
     }
   });

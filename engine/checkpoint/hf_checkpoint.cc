@@ -104,6 +104,8 @@ const SafetensorsFile& HfCheckpoint::file(const std::string& name) const {
 
 const TensorInfo& HfCheckpoint::info(const std::string& name) const { return file(name).info(name); }
 
+const std::string& HfCheckpoint::path_of(const std::string& name) const { return file(name).path(); }
+
 at::Tensor HfCheckpoint::tensor(const std::string& name) const { return file(name).tensor(name); }
 
 at::Tensor HfCheckpoint::rows(const std::string& name, int64_t row_begin, int64_t row_end) const {

@@ -32,6 +32,7 @@ class HfCheckpoint {
   at::Tensor tensor(const std::string& name) const;
   at::Tensor rows(const std::string& name, int64_t row_begin, int64_t row_end) const;
   uint64_t total_bytes() const;  // sum of the tensors' data bytes (headers not counted)
+  const std::string& path_of(const std::string& name) const;  // the file holding it
 
  private:
   const SafetensorsFile& file(const std::string& name) const;

@@ -14,6 +14,7 @@
 #include "engine/checkpoint/state_dict_kinds.h"
 #include "engine/common/error.h"
 #include "engine/common/failpoints.h"
+#include "engine/checkpoint/finite_values.h"
 
 namespace shardbench::checkpoint {
 namespace {
@@ -114,6 +115,7 @@ LoadReport LoadLocal(const StateDictTarget& target, const std::string& dir, Load
                          c10::toString(dst.scalar_type()));
       }
       dst.copy_(src);
+      RequireFiniteLoaded(dst, src, file->path(), key, src.sizes().vec());
       report.bytes_read += static_cast<int64_t>(src.nbytes());
     };
     bool shifted = !FailpointActive("local_load_shift");

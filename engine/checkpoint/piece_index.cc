@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "engine/common/error.h"
+#include "engine/checkpoint/finite_values.h"
 
 namespace shardbench::checkpoint {
 
@@ -105,6 +106,7 @@ void PieceReader::read(const std::string& key, const std::vector<int64_t>& shape
     }
     at::Tensor src = stored.narrow(0, lo - p.begin, hi - lo);
     dst.narrow(0, lo - begin, hi - lo).copy_(src);
+    RequireFiniteLoaded(dst.narrow(0, lo - begin, hi - lo), src, "checkpoint " + dir_ + ": " + p.file, key, e.shape, lo);
     bytes_read_ += (hi - lo) * static_cast<int64_t>(src.element_size());
     covered = hi;
     if (covered == end) break;

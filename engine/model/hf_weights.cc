@@ -9,6 +9,7 @@
 
 #include "engine/common/error.h"
 #include "engine/common/path_checks.h"
+#include "engine/checkpoint/finite_values.h"
 
 namespace shardbench::model {
 
@@ -34,6 +35,7 @@ LoadReport LoadHfWeights(LlamaForCausalLM& model, const checkpoint::HfCheckpoint
     }
     at::Tensor src = ckpt.tensor(p.name);
     p.slot->copy_(src);
+    checkpoint::RequireFiniteLoaded(*p.slot, src, ckpt.path_of(p.name), p.name, info.shape);
     report.tensors_loaded += 1;
     report.bytes_read += static_cast<int64_t>(info.end - info.begin);
   }
@@ -68,7 +70,9 @@ ParamMaterializer CheckpointMaterializer(std::shared_ptr<const checkpoint::HfChe
                        ") (config.json and weights disagree)");
     }
     c10::NoGradGuard no_grad;
-    dst.copy_(ckpt->tensor(name).view({-1}).narrow(0, begin, n));  // touches only these pages of the mapping
+    const at::Tensor src = ckpt->tensor(name).view({-1}).narrow(0, begin, n);  // touches only these pages of the mapping
+    dst.copy_(src.view(dst.sizes()));
+    checkpoint::RequireFiniteLoaded(dst, src, ckpt->path_of(name), name, info.shape, begin);
     report->bytes_read += n * static_cast<int64_t>(c10::elementSize(info.dtype));
     if (begin == 0) report->tensors_loaded += 1;
     report->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

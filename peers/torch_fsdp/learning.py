@@ -3,6 +3,8 @@
 trainable parameter changed and no frozen one did. Each rank fingerprints the part
 of every parameter it holds (a DTensor's local shard, an FSDP1 view or flat parameter); a
 parameter changed when it changed on any rank that holds some of it."""
+import math
+
 import torch
 import torch.distributed as dist
 
@@ -43,6 +45,11 @@ def same_batch_loss(model, batches, device, world):
     return loss.item()
 
 
+def _same(fingerprint_before, fingerprint_after):
+    """Equal, NaN equal to NaN: a frozen weight holding a NaN before and after did not change."""
+    return all(x == y or (math.isnan(x) and math.isnan(y)) for x, y in zip(fingerprint_before, fingerprint_after))
+
+
 def check(before, after, first_loss, first_batch_after, world):
     """Fingerprints `before` training and `after` it (taken before the same-batch loss);
     `first_loss`: step 0's; `first_batch_after`: step 0's batch once trained (NaN: stopped)."""
@@ -50,7 +57,7 @@ def check(before, after, first_loss, first_batch_after, world):
     if [a[0] for a in after] != names:
         return {"name": "learning", "passed": False, "detail": "the model's parameters changed identity during training"}
     # Per parameter: held on this rank, changed on this rank; summed over ranks.
-    counts = torch.tensor([[b[2] > 0, b[2] > 0 and (b[3], b[4]) != (a[3], a[4])] for b, a in zip(before, after)],
+    counts = torch.tensor([[b[2] > 0, b[2] > 0 and not _same(b[3:5], a[3:5])] for b, a in zip(before, after)],
                           dtype=torch.float64)
     if world > 1:
         dist.all_reduce(counts)

@@ -65,14 +65,15 @@ def wait_for_ranks(out_dir, n, seconds=60):
     fail(f"{n} ranks under {out_dir} never started")
 
 
-# (1) Divergence is a result.
+# (1) Divergence is a result, during warmup too (step 1 of 3 warmup steps: no step-time window
+# opened; it once ended as "internal error").
 suite = os.path.join(out, "diverge.yaml")
 with open(suite, "w") as f:
     f.write(f"""name: diverge
 runs:
   - scenario: {SMOKE}
     name: diverges
-    overrides: ["train.lr=1e30", "train.steps=1000", "train.warmup_steps=1"]
+    overrides: ["train.lr=1e30", "train.steps=1000", "train.warmup_steps=3"]
   - scenario: {SMOKE}
     name: after
     overrides: ["train.steps=3", "train.warmup_steps=1"]
@@ -87,8 +88,11 @@ if "diverges: red, expected green: check 'finite' failed: the loss became nan at
     fail(f"--quiet did not name the failed instance and its check:\n{r.stdout[-2000:]}")
 result = json.load(open(os.path.join(d, "diverges.json")))
 finite = [c for c in result["checks"] if c["name"] == "finite"]
-if not finite or finite[0]["passed"] or "at step 1 of 1001" not in finite[0]["detail"] or None not in result["loss"]:
+if not finite or finite[0]["passed"] or "at step 1 of 1003" not in finite[0]["detail"] or None not in result["loss"]:
     fail(f"no failed 'finite' check naming step 1, or the NaN loss is not null: {finite} {result['loss']}")
+learning = [c for c in result["checks"] if c["name"] == "learning"]
+if not learning or "frozen changed: 0" not in learning[0]["detail"]:  # NaN trainables; no frozen weight moved
+    fail(f"the learning check misread the diverged weights: {learning}")
 if len(result["loss"]) != 2:  # stopped at the first non-finite loss, not 999 steps later
     fail(f"the diverged instance trained {len(result['loss'])} steps; it should stop after step 1 (2 steps)")
 if not os.path.isfile(os.path.join(d, "dashboard.html")):

@@ -4,7 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
 
+#include "engine/common/durable_file.h"
 #include "tests/support/multi_rank.h"
 
 namespace shardbench {
@@ -162,6 +165,37 @@ TEST(StateDictRefusal, CorruptAndTruncatedFilesAreNamed) {
   ExpectRefused(3, {"sharded", "reference", dir}, "is 100 bytes, the manifest says");
   fs::remove(dir + "/manifest.json");
   ExpectRefused(1, {"sharded", "flat-orig", dir}, "no manifest.json (an interrupted save");
+}
+
+// A NaN in a saved checkpoint (edited, with its manifest's CRC-32 made to match, or saved by a
+// job that had diverged) is named at load, tensor and element, not trained from.
+TEST(StateDictRefusal, NonFiniteValueIsNamedAtLoad) {
+  const std::string dir = SaveOne(testing::MakeTempDir("refuse_nan"), "sharded", "flat-orig", 2);
+  const std::string name = "shard-00000-of-00002.safetensors", shard = dir + "/" + name;
+  std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
+  uint64_t header_bytes = 0;
+  f.read(reinterpret_cast<char*>(&header_bytes), sizeof(header_bytes));
+  std::string header(header_bytes, '\0');
+  f.read(header.data(), static_cast<std::streamsize>(header_bytes));
+  std::string poisoned;
+  const nlohmann::json tensors = nlohmann::json::parse(header);
+  for (const auto& [key, info] : tensors.items()) {
+    if (key == "__metadata__" || info.at("dtype") != "F32" || info.at("shape").size() != 1 ||
+        info.at("shape")[0].get<int64_t>() < 6) {
+      continue;
+    }
+    const float nan = std::numeric_limits<float>::quiet_NaN();  // the piece's sixth element
+    f.seekp(static_cast<std::streamoff>(8 + header_bytes + info.at("data_offsets")[0].get<uint64_t>() + 5 * sizeof(float)));
+    f.write(reinterpret_cast<const char*>(&nan), sizeof(nan));
+    poisoned = key;
+    break;
+  }
+  f.close();
+  ASSERT_FALSE(poisoned.empty()) << header;
+  nlohmann::json manifest = nlohmann::json::parse(std::ifstream(dir + "/manifest.json"));
+  manifest["files"][name]["crc32"] = DigestFile(shard).crc32;
+  std::ofstream(dir + "/manifest.json") << manifest.dump(1);
+  ExpectRefused(2, {"sharded", "flat-orig", dir}, name + ": tensor '" + poisoned + "' holds nan at element [");
 }
 
 }  // namespace

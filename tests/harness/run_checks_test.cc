@@ -51,6 +51,19 @@ TEST(RunChecks, LearningNeedsTheLossToDropTrainablesToMoveAndFrozenOnesToStay) {
   EXPECT_NE(leaked.detail.find("frozen 'base' changed"), std::string::npos) << leaked.detail;
 }
 
+// A weight that held a NaN before and after training did not change (NaN != NaN must not say
+// so); one that became NaN did.
+TEST(RunChecks, LearningCountsANaNThatStayedAsUnchangedAndOneThatAppearedAsChanged) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::pair<std::string, bool>> trainable = {{"lora_a", true}, {"base", false}};
+  const Fingerprints before = {{"lora_a", {1, 1}}, {"base", {nan, nan}}};
+  const Check stayed = LearningCheck(nan, nan, trainable, before, {{"lora_a", {nan, nan}}, {"base", {nan, nan}}});
+  EXPECT_NE(stayed.detail.find("trainable unchanged: 0, frozen changed: 0"), std::string::npos) << stayed.detail;
+  const Fingerprints finite = {{"lora_a", {1, 1}}, {"base", {2, 2}}};
+  const Check appeared = LearningCheck(3, 2, trainable, finite, {{"lora_a", {1, 2}}, {"base", {2, nan}}});
+  EXPECT_NE(appeared.detail.find("frozen 'base' changed"), std::string::npos) << appeared.detail;
+}
+
 // grad_memory is judged from the grad_blowup metric (harness/check_table.h): one figure.
 Metric GradBlowup(std::vector<double> per_rank) {
   Metric m = Declared("grad_blowup");
