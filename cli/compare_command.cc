@@ -1,4 +1,5 @@
 #include "cli/compare_command.h"
+#include "cli/report_paths.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -50,6 +51,9 @@ int CompareEngines(const CompareArgs& args) {
 }  // namespace
 
 int CompareCommand(const CompareArgs& args) {
+  CheckReportPath("--markdown", args.markdown, ReportKind::kMarkdown);
+  CheckReportPath("--junit", args.junit, ReportKind::kJUnit);
+  CheckReportPath("--html", args.html, ReportKind::kHtml);
   if (args.engines) return CompareEngines(args);
   if (args.current.empty()) throw InputError("compare: CURRENT is required (only --engines reads a single result set)");
   // Read everything before writing anything: bad input leaves no half-written reports.
@@ -77,6 +81,8 @@ int CompareCommand(const CompareArgs& args) {
 }
 
 int HistoryCommand(const HistoryArgs& args) {
+  CheckReportPath("--markdown", args.markdown, ReportKind::kMarkdown);
+  CheckReportPath("--html", args.html, ReportKind::kHtml);
   const GatePolicy policy = args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy);
   const History h = BuildHistory(LoadHistory(args.dir), args.instance, args.metric);
   if (h.series.empty()) throw InputError(args.dir + ": no metric matches instance '" + args.instance + "' and metric '" + args.metric + "'");

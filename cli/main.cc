@@ -21,10 +21,12 @@
 #include "cli/inspect_commands.h"
 #include "cli/matrix_command.h"
 #include "cli/merge_command.h"
+#include "cli/option_checks.h"
 #include "cli/run_command.h"
 #include "cli/shrink_command.h"
 #include "engine/common/error.h"
 #include "engine/common/fast_exit.h"
+#include "harness/scenario/scenario_parser.h"
 #include "reporters/adaptive_repetitions.h"
 #include "reporters/build_info.h"
 
@@ -74,11 +76,12 @@ Subcommand AddRun(CLI::App& app, const std::string& self_exe) {
   auto repetitions = std::make_shared<std::string>();
   auto* cmd = app.add_subcommand("run", "Run a scenario across local ranks (or as one rank under torchrun/srun)");
   cmd->add_option("target", run->target, "Suite or scenario: a YAML file or a shipped name (see `list`)")->required();
-  cmd->add_option("--nproc,--nproc-per-node", run->nproc, "Local ranks to spawn (default: the scenario's world_size)");
+  cmd->add_option("--nproc,--nproc-per-node", run->nproc, "Local ranks to spawn (default: the scenario's world_size)")
+      ->check(cli::Positive());
   cmd->add_option("--nnodes", run->nnodes, "Nodes of the job, torchrun's way: each runs this command with its --node-rank")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::Positive());
   cmd->add_option("--node-rank", run->node_rank, "This node's rank in 0..nnodes-1 (with --nnodes)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::NonNegative());
   cmd->add_option("--master-addr", run->master_addr, "With --nnodes: node 0's address, where rank 0 serves the store "
                                                      "(bound to it alone; 0.0.0.0 binds every address)");
   cmd->add_option("--master-port", run->master_port, "With --nnodes: the store's port on --master-addr")
@@ -123,7 +126,8 @@ Subcommand AddCompare(CLI::App& app) {
   cmd->add_option("--junit", compare->junit, "Write JUnit XML here");
   cmd->add_option("--html", compare->html, "Write the HTML dashboard here");
   cmd->add_option("--history", compare->history, "Show this history directory's trends in the dashboard too");
-  cmd->add_option("--today", compare->today, "Date for suppression expiry, YYYY-MM-DD (default: today, UTC)");
+  cmd->add_option("--today", compare->today, "Date for suppression expiry, YYYY-MM-DD (default: today, UTC)")
+      ->check(cli::CalendarDate());
   cmd->add_flag("--quiet", compare->quiet, "Print only the verdict line");
   cmd->add_option("--max-mde", compare->max_mde, "Sampled metrics that could not have caught a change this large "
                                                  "(0.05 = 5%) are UNDERPOWERED (overrides the policy's default)");
@@ -147,7 +151,7 @@ Subcommand AddMatrix(CLI::App& app, const std::string& self_exe) {
   cmd->add_option("--out", args->out_dir, "The matrix directory: a run directory per side, the reports (default "
                                           "results/matrix-<timestamp>)");
   cmd->add_option("--repetitions", args->repetitions, "Launches of every instance on each side (default: the target's)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::Positive());
   cmd->add_option("--policy", args->policy, "Gate policy for neighbours (default: the defaults)");
   cmd->add_option("--only", args->only, "Only the instances matching this glob (repeatable)")->allow_extra_args(false);
   cmd->add_option("--reuse", args->reuse, "An earlier matrix directory whose sides are read instead of run again "
@@ -203,7 +207,7 @@ Subcommand AddShrink(CLI::App& app, const std::string& self_exe) {
   auto* cmd = app.add_subcommand("shrink", "Find the smallest scenario whose metric stays at least a value");
   cmd->add_option("target", shrink->target, "Scenario: a file or a shipped name")->required();
   cmd->add_option("--metric", shrink->metric, "The metric that shows the problem, e.g. grad_blowup")->required();
-  cmd->add_option("--at-least", shrink->at_least, "The value it must keep")->required();
+  cmd->add_option("--at-least", shrink->at_least, "The value it must keep")->required()->check(cli::Finite());
   cmd->add_option("--out", shrink->out_dir, "Output directory (default results/shrink-<name>)");
   cmd->add_option("--max-runs", shrink->max_runs, "Give up reducing after this many runs (default 60)");
   cmd->add_option("overrides", shrink->overrides, "key=value overrides of the starting scenario");
@@ -240,14 +244,14 @@ Subcommand AddPlan(CLI::App& app) {
   cmd->add_flag("--json", args->json, "JSON (bytes per category held and at peak, collectives per step) for scripts; "
                                          "(without the --nodes scaling table)");
   cmd->add_option("--nodes", scale->nodes, "Nodes of the cluster you plan for (marks its row; adds the scaling table)")
-      ->check(CLI::PositiveNumber);
-  cmd->add_option("--gpus-per-node", scale->links.gpus_per_node, "GPUs per node (default 8)")->check(CLI::PositiveNumber);
+      ->check(cli::Positive());
+  cmd->add_option("--gpus-per-node", scale->links.gpus_per_node, "GPUs per node (default 8)")->check(cli::Positive());
   cmd->add_option("--inter-node-gbps", scale->links.inter_node_gbps, "Network per GPU across nodes, Gb/s (default 400)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::Positive());
   cmd->add_option("--intra-node-gbps", scale->links.intra_node_gbps, "Link per GPU within a node, Gb/s (default 3600: NVLink 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::Positive());
   cmd->add_option("--achieved-tflops", scale->links.achieved_tflops, "FLOP/s a GPU sustains in a step (default 400)")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::Positive());
   return {cmd, [args, scale] { return cli::PlanCommand(*args, *scale); }};
 }
 
@@ -295,7 +299,9 @@ static int RunShardbench(int argc, char** argv) {
   }
   try {
     for (const Subcommand& s : subcommands) {
-      if (*s.app) return s.run();
+      if (!*s.app) continue;
+      if (const CLI::Option* overrides = s.app->get_option_no_throw("overrides")) RefuseRepeatedOverrides(overrides->results(), "");
+      return s.run();
     }
   } catch (const Error& e) {
     std::fprintf(stderr, "shardbench: %s\n", e.what());

@@ -88,7 +88,9 @@ void CheckFitsThisMachine(const Scenario& s, int ranks_here) {
   if (s.backend != Backend::kGloo) return;
   const model::LlamaConfig c = ScenarioModelConfig(s);
   const double shards = s.engine == Engine::kReference ? 1.0 : static_cast<double>(s.world_size);
-  const double weights = 2.0 * static_cast<double>(c.parameter_count()) / shards;
+  // Adapters train in fp32: weights, gradients and AdamW's two moments, 16 bytes a parameter.
+  const double weights = (2.0 * static_cast<double>(c.parameter_count()) +
+                          16.0 * static_cast<double>(model::LoraParameterCount(c, s.lora))) / shards;
   const double tokens = static_cast<double>(s.train.batch_size) * static_cast<double>(s.train.seq_len);
   const double activations =
       2.0 * tokens * (static_cast<double>(c.num_hidden_layers) * c.hidden_size + 3.0 * c.vocab_size);

@@ -17,7 +17,8 @@ memory::CommPrediction PlanScenarioComm(const Scenario& s);
 nlohmann::json PredictedVsMeasured(const memory::MemoryPrediction& p, const nlohmann::json& measured_rank0);
 
 // Before anything is allocated: InputError when a lower bound of what each rank needs on the
-// host (weights at 2 bytes per parameter, sharded over the world; one hidden state per layer
+// host (weights at 2 bytes per parameter and LoRA adapters at 16 with their gradients and AdamW
+// state, sharded over the world; one hidden state per layer
 // and the logits per token) times the ranks on this machine exceeds its physical memory, with
 // the numbers. GPU runs (nccl) are not judged here: device memory is the device's.
 void CheckFitsThisMachine(const Scenario& s, int ranks_here);

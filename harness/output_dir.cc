@@ -66,6 +66,12 @@ void CheckInstanceFileNames(const std::vector<std::pair<std::string, std::string
       throw InputError(where + ": instance name '" + name + "' cannot name files under --out (it becomes '" + file +
                        "'): use letters, digits, '.', '-', '=' or '_'");
     }
+    // A file name stops at NAME_MAX (255) bytes; ".json" and mkostemp's ".tmp.XXXXXX" need the rest.
+    if (file.size() > kMaxInstanceFileName) {
+      throw InputError(where + ": instance name '" + name.substr(0, 40) + "...' (" + std::to_string(name.size()) +
+                       " characters) is too long to name files under --out: at most " +
+                       std::to_string(kMaxInstanceFileName) + " (give the run a shorter name)");
+    }
     auto [it, fresh] = by_file.emplace(file, i);
     if (!fresh) {
       const auto& [first, first_where] = names_and_wheres[it->second];

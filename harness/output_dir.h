@@ -31,7 +31,8 @@ std::string SafeName(const std::string& name);
 // InputError unless every instance name maps to its own file name under --out: not empty, not
 // '.' or '..', not 'index' (index.json is the run's), and no two instances onto one name (a/b
 // and a_b both become a_b; two runs of one name). Each name comes with where it was declared
-// ("suite.yaml:12 (name)"), which the error names. Linear time.
+// ("suite.yaml:12 (name)"), which the error names; nor longer than kMaxInstanceFileName. Linear time.
+constexpr size_t kMaxInstanceFileName = 200;
 void CheckInstanceFileNames(const std::vector<std::pair<std::string, std::string>>& names_and_wheres);
 
 }  // namespace shardbench

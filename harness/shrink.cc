@@ -32,6 +32,11 @@ std::vector<Overrides> Candidates(const Scenario& s, const std::string& dim) {
          h >= c.num_attention_heads * 2 && (h / c.num_attention_heads) % 2 == 0 && h % c.num_attention_heads == 0 && m >= 1;
          h /= 2, m /= 2) {
       halvings.push_back({{"model_shape.hidden_size", std::to_string(h)}, {"model_shape.intermediate_size", std::to_string(m)}});
+      // A narrower model takes a LoRA rank no larger than its projections (ValidateLoraFits).
+      model::LlamaConfig narrower = c;
+      narrower.hidden_size = h, narrower.intermediate_size = m;
+      const int64_t most = model::MaxLoraRank(narrower, s.lora);
+      if (s.lora.enabled && s.lora.r > most) halvings.back()["lora.r"] = std::to_string(most);
     }
     out.assign(halvings.rbegin(), halvings.rend());  // smallest first
   }

@@ -68,6 +68,7 @@ Suite LoadSuiteFile(const std::string& path) {
           }
         } else if (key == "overrides") {
           run.overrides = kv.second.as<std::vector<std::string>>();
+          RefuseRepeatedOverrides(run.overrides, where + ": ");
         } else if (key == "expect") {
           run.expect = kv.second.as<std::string>();
           if (run.expect != "green" && run.expect != "red" && run.expect != "error") {

@@ -1,6 +1,8 @@
 #include "reporters/benchmark_export.h"
 
 #include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <optional>
 
 #include "reporters/format.h"
@@ -50,23 +52,72 @@ Collected Collect(const ResultSet& run) {
 
 bool InSeconds(const Metric& m) { return m.unit == "s"; }
 
-nlohmann::json GoogleBenchmarkEntry(const Exported& e, size_t family, double value) {
-  const double time = InSeconds(e.metric) ? value : 0;
+// Google Benchmark's own aggregates (statistics.cc): the mean, and the sample standard deviation.
+double Mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size()); }
+
+double StdDev(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double mean = Mean(v);
+  double squares = 0;
+  for (double x : v) squares += (x - mean) * (x - mean);
+  return std::sqrt(squares / static_cast<double>(v.size() - 1));
+}
+
+// compare.py prints times with no decimals in the file's time unit: seconds showed a step of
+// 0.05 s as 0. Microseconds keep a CPU step's digits (4 ms -> 4000) and a GPU run's init time.
+constexpr const char* kTimeUnit = "us";
+constexpr double kTimeUnitPerSecond = 1e6;
+
+nlohmann::json GoogleBenchmarkEntry(const Exported& e, size_t family, size_t launches, double value) {
+  const double time = InSeconds(e.metric) ? value * kTimeUnitPerSecond : 0;
   nlohmann::json entry = {{"name", e.family()},
                           {"family_index", family},
                           {"per_family_instance_index", 0},
                           {"run_name", e.family()},
                           {"run_type", "iteration"},
-                          {"repetitions", e.metric.samples.size()},
+                          {"repetitions", launches},
                           {"threads", 1},
                           {"iterations", 1},
                           {"real_time", time},
                           {"cpu_time", time},
-                          {"time_unit", "s"}};
+                          {"time_unit", kTimeUnit}};
   if (!InSeconds(e.metric)) entry[e.metric.name] = value;
   entry["shardbench"] = {{"instance", e.instance}, {"metric", e.metric.name}, {"unit", e.metric.unit},
                          {"better", e.metric.better}, {"kind", e.metric.kind}};
   return entry;
+}
+
+// What Google Benchmark writes with --benchmark_repetitions: one iteration entry per launch (a
+// launch's median: the unit compare's pooling counts, never a step sample), then mean, median,
+// stddev and cv over the launches when there were several. The steps' samples ride along in
+// the entry that closes the metric, so that `compare` reads an export back as it was.
+void AppendGoogleBenchmarkMetric(const Exported& e, size_t family, nlohmann::json& benchmarks) {
+  const std::vector<double> launches =
+      e.metric.repetition_medians && !e.metric.repetition_medians->empty() ? *e.metric.repetition_medians
+                                                                          : std::vector<double>{e.value};
+  for (size_t k = 0; k < launches.size(); ++k) {
+    nlohmann::json entry = GoogleBenchmarkEntry(e, family, launches.size(), launches[k]);
+    entry["repetition_index"] = k;
+    benchmarks.push_back(std::move(entry));
+  }
+  if (launches.size() > 1) {
+    const double mean = Mean(launches), sd = StdDev(launches);
+    const std::vector<std::pair<const char*, double>> aggregates = {
+        {"mean", mean}, {"median", e.value}, {"stddev", sd}, {"cv", mean != 0 ? sd / mean : 0}};
+    for (const auto& [name, value] : aggregates) {
+      const bool cv = std::string(name) == "cv";
+      nlohmann::json a = GoogleBenchmarkEntry(e, family, launches.size(), value);
+      a["name"] = e.family() + "_" + name;
+      a["run_type"] = "aggregate";
+      a["aggregate_name"] = name;
+      a["aggregate_unit"] = cv ? "percentage" : "time";
+      if (cv) a["real_time"] = a["cpu_time"] = value;  // a fraction, not a time
+      a["iterations"] = launches.size();
+      benchmarks.push_back(std::move(a));
+    }
+    benchmarks.back()["shardbench"]["repetition_medians"] = launches;
+  }
+  benchmarks.back()["shardbench"]["samples"] = e.metric.samples;
 }
 
 nlohmann::json GoogleBenchmark(const ResultSet& run, const Collected& c) {
@@ -84,33 +135,19 @@ nlohmann::json GoogleBenchmark(const ResultSet& run, const Collected& c) {
       {"json_schema_version", 1},
       // What Google Benchmark's context has no field for.
       {"shardbench", {{"version", field("shardbench", "")}, {"git_sha", field("git_sha", "")},
-                      {"torch", field("torch", "")}, {"source", run.source},
-                      {"times", "real_time is wall time in seconds for metrics measured in seconds (cpu_time repeats "
-                                "it: not measured); other metrics are counters named after them, real_time 0"}}}};
+                      {"torch", field("torch", "")}, {"source", run.source}, {"export_version", kGbenchExportVersion},
+                      {"times", "real_time is wall time in microseconds for metrics measured in seconds (cpu_time "
+                                "repeats it: not measured); other metrics are counters named after them, real_time 0. "
+                                "One iteration per launch (its median); mean, median, stddev and cv over the launches "
+                                "when there were several; every step sample in the last entry's shardbench.samples"}}}};
   nlohmann::json benchmarks = nlohmann::json::array();
   size_t family = 0;
-  for (const Exported& e : c.metrics) {
-    for (size_t k = 0; k < e.metric.samples.size(); ++k) {
-      nlohmann::json entry = GoogleBenchmarkEntry(e, family, e.metric.samples[k]);
-      entry["repetition_index"] = k;
-      benchmarks.push_back(std::move(entry));
-    }
-    nlohmann::json median = GoogleBenchmarkEntry(e, family, e.value);
-    median["name"] = e.family() + "_median";
-    median["run_type"] = "aggregate";
-    median["aggregate_name"] = "median";
-    median["aggregate_unit"] = "time";  // Google Benchmark's word for "not a coefficient of variation"
-    median["iterations"] = e.metric.samples.size();
-    // The launches' medians, which compare pools by default (a run of several launches).
-    if (e.metric.repetition_medians) median["shardbench"]["repetition_medians"] = *e.metric.repetition_medians;
-    benchmarks.push_back(std::move(median));
-    ++family;
-  }
+  for (const Exported& e : c.metrics) AppendGoogleBenchmarkMetric(e, family++, benchmarks);
   for (const InstanceResult* i : c.not_passed) {
     benchmarks.push_back({{"name", i->name}, {"family_index", family++}, {"per_family_instance_index", 0},
                           {"run_name", i->name}, {"run_type", "iteration"}, {"repetitions", 1},
                           {"repetition_index", 0}, {"threads", 1}, {"iterations", 0}, {"real_time", 0},
-                          {"cpu_time", 0}, {"time_unit", "s"}, {"error_occurred", true},
+                          {"cpu_time", 0}, {"time_unit", kTimeUnit}, {"error_occurred", true},
                           {"error_message", (i->result.is_null() ? "did not run" : i->status) +
                                                 (i->message.empty() ? "" : ": " + i->message)}});
   }

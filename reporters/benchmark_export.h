@@ -27,6 +27,11 @@
 
 namespace shardbench {
 
+// context.shardbench.export_version of a gbench export: 2 writes one iteration per launch in
+// microseconds and the step samples in shardbench.samples (1: one iteration per step sample, in
+// seconds); the import reads both.
+constexpr int kGbenchExportVersion = 2;
+
 enum class ExportFormat { kGoogleBenchmark, kBencher, kGabSmallerIsBetter, kGabBiggerIsBetter };
 
 // "gbench" | "bencher" | "gab-smaller" | "gab-bigger"; nullopt for anything else.

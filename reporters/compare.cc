@@ -146,7 +146,9 @@ int Comparison::underpowered() const {
 
 std::string Comparison::colour() const {
   if (red()) return "RED";
-  if (unjudged() > 0) return "UNJUDGED";
+  // Nothing compared (the base could not run, an empty index, results without metrics) is no
+  // evidence of anything: never green.
+  if (unjudged() > 0 || metrics.empty()) return "UNJUDGED";
   if (underpowered() > 0) return "UNDERPOWERED";
   return "GREEN";
 }
@@ -293,7 +295,9 @@ void MeasureInstance(const std::string& instance, const StoredResult& br, const 
     const StoredMetric* bm = br.metric(name);
     const StoredMetric* cm = cr.metric(name);
     const StoredMetric& any = bm ? *bm : *cm;
-    if ((!bm || !cm) && !OmittedWhenZero(name)) {
+    // An exact metric omitted when zero is 0 on the side that lacks it; a sampled one (a time)
+    // has no samples there to test: it is missing or new, as any other.
+    if ((!bm || !cm) && (!OmittedWhenZero(name) || any.kind != "exact")) {
       // A gated metric the current run did not report, with the scenario unchanged, is a run
       // problem (a crash mid-write, a stripped file), never a pass by omission.
       if (bm && policy.rule_for(name, bm->kind).gate && br.config == cr.config) {

@@ -81,9 +81,16 @@ void ApplyRule(const YAML::Node& node, const std::string& path, const std::strin
   }
 }
 
-bool IsDate(const std::string& s) { return std::regex_match(s, std::regex(R"(\d{4}-\d{2}-\d{2})")); }
-
 }  // namespace
+
+bool IsCalendarDate(const std::string& s) {
+  if (!std::regex_match(s, std::regex(R"(\d{4}-\d{2}-\d{2})"))) return false;
+  const int year = std::stoi(s.substr(0, 4)), month = std::stoi(s.substr(5, 2)), day = std::stoi(s.substr(8, 2));
+  static const int days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (month < 1 || month > 12 || day < 1) return false;
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return day <= days[month - 1] + (month == 2 && leap ? 1 : 0);
+}
 
 bool GlobMatch(const std::string& pattern, const std::string& text) {
   return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
@@ -189,7 +196,7 @@ GatePolicy LoadGatePolicy(const std::string& path) {
         }
         const std::string where = YamlLocation(path, v[i]) + ": " + item;
         if (s.reason.empty()) throw InputError(where + ".reason: a suppression needs a reason");
-        if (!IsDate(s.expires)) throw InputError(where + ".expires: expected a date YYYY-MM-DD, got '" + s.expires + "'");
+        if (!IsCalendarDate(s.expires)) throw InputError(where + ".expires: expected a date YYYY-MM-DD, got '" + s.expires + "'");
         p.suppressions.push_back(s);
       }
     } else {

@@ -75,6 +75,9 @@ GatePolicy LoadGatePolicy(const std::string& path);
 GatePolicy DefaultGatePolicy();
 
 bool GlobMatch(const std::string& pattern, const std::string& text);
+// YYYY-MM-DD naming a day of the calendar (2027-02-30 is not): suppression expiry and --today
+// compare as strings, so a malformed date would expire everything or nothing.
+bool IsCalendarDate(const std::string& s);
 
 // A relative change given by a user (max_mde, --max-mde, --target-mde): InputError naming
 // `where` unless it is in (0, 10] (0.05 = 5%).

@@ -41,17 +41,20 @@ struct Imported {
   }
 };
 
-// An entry `shardbench export` wrote: its metric as it was (the median aggregate carries the
-// launches' medians, when there were several).
-void ReadOwnEntry(const JsonField& entry, const JsonField& tag, bool aggregate, Imported& out) {
+// An entry `shardbench export` wrote: its metric as it was. Version 2 carries the step samples
+// (and the launches' medians, when several) in the metric's last entry; version 1 wrote one
+// iteration per sample, the median aggregate carrying the launches' medians.
+void ReadOwnEntry(const JsonField& entry, const JsonField& tag, bool aggregate, int version, Imported& out) {
   const std::string metric = tag.Required("metric").String(), unit = tag.Required("unit").String();
   StoredMetric& m = out.instance(tag.Required("instance").String())
                   .metric(metric, unit, tag.Required("better").OneOf({"lower", "higher"}),
                           tag.Required("kind").OneOf({"exact", "sampled"}));
-  if (aggregate) {
-    if (const auto medians = tag.OptionalNonNull("repetition_medians")) m.repetition_medians = medians->NumbersOrNaN();
+  if (const auto medians = tag.OptionalNonNull("repetition_medians")) m.repetition_medians = medians->NumbersOrNaN();
+  if (version >= 2) {
+    if (const auto samples = tag.OptionalNonNull("samples")) m.samples = samples->NumbersOrNaN();
     return;
   }
+  if (aggregate) return;
   m.samples.push_back(unit == "s" ? entry.Required("real_time").NumberOrNaN() * SecondsPer(entry.Required("time_unit"))
                                   : entry.Required(metric).NumberOrNaN());
 }
@@ -85,6 +88,9 @@ bool IsGoogleBenchmark(const nlohmann::json& j) {
 ResultSet ImportGoogleBenchmark(const nlohmann::json& document, const std::string& file) {
   const JsonField root(document, file);
   const JsonField context = root.Required("context");
+  const auto own_context = context.OptionalNonNull("shardbench");
+  const auto export_version = own_context ? own_context->OptionalNonNull("export_version") : std::nullopt;
+  const int version = export_version ? static_cast<int>(export_version->NonNegativeInteger()) : 1;
   Imported imported;
   for (const JsonField& entry : root.Required("benchmarks").Elements()) {
     const auto run_type = entry.OptionalNonNull("run_type");
@@ -96,7 +102,7 @@ ResultSet ImportGoogleBenchmark(const nlohmann::json& document, const std::strin
       const auto message = entry.OptionalNonNull("error_message");
       imported.instance(entry.Required("name").String()).error = message ? message->String() : "error_occurred";
     } else if (tag) {
-      ReadOwnEntry(entry, *tag, aggregate, imported);
+      ReadOwnEntry(entry, *tag, aggregate, version, imported);
     } else {
       ReadForeignEntry(entry, imported);
     }

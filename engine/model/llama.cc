@@ -4,6 +4,7 @@
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/common/error.h"
 
@@ -33,6 +34,48 @@ void ValidateLora(const LoraConfig& lora, const std::string& source) {
       throw InputError(source + ": lora.targets: '" + t + "' is not a projection (expected one of " + known + ")");
     }
   }
+}
+
+std::pair<int64_t, int64_t> ProjectionShape(const LlamaConfig& c, const std::string& name) {
+  const int64_t h = c.hidden_size, q = c.num_attention_heads * c.head_dim(), kv = c.num_key_value_heads * c.head_dim();
+  if (name == "q_proj") return {h, q};
+  if (name == "k_proj" || name == "v_proj") return {h, kv};
+  if (name == "o_proj") return {q, h};
+  if (name == "gate_proj" || name == "up_proj") return {h, c.intermediate_size};
+  if (name == "down_proj") return {c.intermediate_size, h};
+  throw std::logic_error("ProjectionShape: not a projection: " + name);
+}
+
+void ValidateLoraFits(const LoraConfig& lora, const LlamaConfig& c, const std::string& source) {
+  if (!lora.enabled) return;
+  for (const auto& t : lora.targets) {
+    const auto [in, out] = ProjectionShape(c, t);
+    if (lora.r > std::min(in, out)) {
+      throw InputError(source + ": lora.r " + std::to_string(lora.r) + " is above what " + t + " (" + std::to_string(in) +
+                       " -> " + std::to_string(out) + ") can use: the update A*B has rank at most " +
+                       std::to_string(std::min(in, out)) + ", so a larger r only adds parameters (set lora.r <= " +
+                       std::to_string(std::min(in, out)) + " or a wider model)");
+    }
+  }
+}
+
+int64_t MaxLoraRank(const LlamaConfig& c, const LoraConfig& lora) {
+  int64_t most = std::numeric_limits<int64_t>::max();
+  for (const auto& t : lora.targets) {
+    const auto [in, out] = ProjectionShape(c, t);
+    most = std::min({most, in, out});
+  }
+  return most;
+}
+
+int64_t LoraParameterCount(const LlamaConfig& c, const LoraConfig& lora) {
+  if (!lora.enabled) return 0;
+  int64_t per_layer = 0;
+  for (const auto& t : lora.targets) {
+    const auto [in, out] = ProjectionShape(c, t);
+    per_layer += lora.r * (in + out);
+  }
+  return per_layer * c.num_hidden_layers;
 }
 
 LlamaAttention::LlamaAttention(const LlamaConfig& c, const at::TensorOptions& o)

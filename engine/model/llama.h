@@ -23,6 +23,16 @@ struct LoraConfig {
 };
 // Throws InputError for an unknown target or r/alpha out of range.
 void ValidateLora(const LoraConfig& lora, const std::string& source);
+// A projection's (in_features, out_features) under `c`; `name` one of the LoRA targets.
+std::pair<int64_t, int64_t> ProjectionShape(const LlamaConfig& c, const std::string& name);
+// Throws InputError when lora.r exceeds a targeted projection's min(in, out): the rank of A*B
+// cannot, so the extra rank adds r * (in + out) parameters per layer and nothing else (r=100000
+// on a 64-wide model allocated ~4 GB and crawled before).
+void ValidateLoraFits(const LoraConfig& lora, const LlamaConfig& c, const std::string& source);
+// The largest lora.r ValidateLoraFits accepts: the smallest min(in, out) over the targets.
+int64_t MaxLoraRank(const LlamaConfig& c, const LoraConfig& lora);
+// The adapters' parameters over all layers (0 when LoRA is off).
+int64_t LoraParameterCount(const LlamaConfig& c, const LoraConfig& lora);
 
 class LlamaAttention : public Module {
  public:

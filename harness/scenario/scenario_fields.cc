@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <charconv>
 #include <limits>
 #include <stdexcept>
 
@@ -66,6 +67,19 @@ std::vector<std::string> ReadStringList(const YAML::Node& n, const std::string& 
 template <typename T>
 YAML::Node Node(const T& v) {
   return YAML::Node(v);
+}
+
+// The shortest text that reads back as the same double (yaml-cpp writes 17 digits: `show` printed
+// loss_rtol 1e-5 as 1.0000000000000001e-05). An exponent keeps a '.' in its mantissa: PyYAML
+// (the peers read scenario.yaml) takes "1e-05" for a string.
+template <>
+YAML::Node Node(const double& v) {
+  char text[64];
+  const auto [end, error] = std::to_chars(text, text + sizeof(text), v);
+  std::string out(text, error == std::errc() ? end : text);
+  const size_t e = out.find_first_of("eE");
+  if (e != std::string::npos && out.find('.') == std::string::npos) out.insert(e, ".0");
+  return YAML::Node(out);
 }
 
 // Field constructors: key, what is expected, and a reference accessor.

@@ -69,8 +69,32 @@ void CheckExclude(const YAML::Node& exclude, const std::vector<Axis>& axes, cons
       bool known = false;
       for (const auto& a : axes) known |= a.key == key;
       if (!known) throw InputError(YamlLocation(path, kv.first) + ": exclude names '" + key + "', which is not a matrix axis");
+      // A value the axis does not take excludes nothing, silently: a typo or a stale entry.
+      std::string taken;
+      bool on_axis = false;
+      for (const auto& a : axes) {
+        if (a.key != key) continue;
+        for (const auto& v : a.values) {
+          on_axis |= kv.second.IsScalar() && ScalarText(v) == ScalarText(kv.second);
+          taken += (taken.empty() ? "" : ", ") + ScalarText(v);
+        }
+      }
+      if (!on_axis) {
+        throw InputError(YamlLocation(path, kv.second) + ": exclude " + key + ": " +
+                         (kv.second.IsScalar() ? "'" + kv.second.Scalar() + "'" : std::string("a list or mapping")) +
+                         " is not one of the axis's values [" + taken + "]: it would exclude nothing");
+      }
     }
   }
+}
+
+// A matrix whose exclude list removed every point: say so at the list (an empty target crashed
+// `show` and `run` before).
+std::vector<Scenario> NotEmpty(std::vector<Scenario> out, const YAML::Node& exclude, const std::string& path) {
+  if (out.empty()) {
+    throw InputError(YamlLocation(path, exclude) + ": 'exclude' removes every instance of the matrix: nothing is left to run");
+  }
+  return out;
 }
 
 }  // namespace
@@ -143,7 +167,7 @@ std::vector<Scenario> LoadScenarioInstances(const std::string& path, const std::
       --a;
       if (++point[a] < axes[a].values.size()) break;
       point[a] = 0;
-      if (a == 0) return out;
+      if (a == 0) return NotEmpty(std::move(out), exclude, path);
     }
     if (axes.empty()) return out;
   }

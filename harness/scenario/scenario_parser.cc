@@ -54,6 +54,15 @@ void Walk(Scenario& s, const YAML::Node& map, const std::string& prefix, const s
 
 }  // namespace
 
+void RefuseRepeatedOverrides(const std::vector<std::string>& overrides, const std::string& where) {
+  std::map<std::string, std::string> first;
+  for (const auto& kv : overrides) {
+    const std::string key = kv.substr(0, kv.find('='));
+    const auto [it, fresh] = first.emplace(key, kv);
+    if (!fresh) throw InputError(where + "overrides '" + it->second + "' and '" + kv + "' both set " + key + ": give it once");
+  }
+}
+
 void ApplyOverride(Scenario& s, const std::string& kv) {
   const auto eq = kv.find('=');
   if (eq == std::string::npos || eq == 0) {
@@ -78,6 +87,12 @@ Scenario ParseScenario(const YAML::Node& root, const std::string& source, const 
   Scenario s;
   s.source = source;
   if (!root.IsMap()) throw InputError(source + ": expected a mapping of scenario keys at the top level");
+  for (const auto& kv : root) {  // before "unknown key 'runs'": say what the file is
+    if (kv.first.IsScalar() && kv.first.Scalar() == "runs") {
+      throw InputError(YamlLocation(source, kv.first) + ": this file is a suite ('runs'), not a scenario: a suite's "
+                       "runs name scenario files (suites do not nest); run the suite itself as the target");
+    }
+  }
   Walk(s, root, "", source);
   if (!root["name"] && !source.empty()) s.name = std::filesystem::path(source).stem().string();
   for (const auto& [key, value] : point) {
@@ -162,9 +177,10 @@ Scenario LoadScenarioFile(const std::string& path, const std::vector<std::string
 
 void ValidateScenario(const Scenario& s) {
   const std::string src = s.source.empty() ? "scenario '" + s.name + "'" : s.source;
-  ScenarioModelConfig(s);  // InputError: an unknown name (listing the valid ones), shapes that do not fit
+  const model::LlamaConfig config = ScenarioModelConfig(s);  // InputError: an unknown name, shapes that do not fit
   SpecOf(s.engine).validate(s, src);
   model::ValidateLora(s.lora, src);
+  model::ValidateLoraFits(s.lora, config, src);
   const bool fp32_only = s.mixed_precision.param_dtype == c10::ScalarType::Float &&
                          s.mixed_precision.reduce_dtype == c10::ScalarType::Float;
   if (s.engine == Engine::kReference && !fp32_only) {

@@ -25,6 +25,10 @@ Scenario ParseScenario(const YAML::Node& root, const std::string& source,
                        const std::vector<std::string>& overrides = {}, const AxisValues& point = {},
                        const std::string& name = "");
 // Applies one "key=value"; the value is read as YAML (so lists work: lora.targets=[q_proj,k_proj]).
+// The same key given twice in one list of overrides (a command line, a suite entry): the last
+// would win without a word (Hydra refuses it too). Across lists the later list wins: the command
+// line over a suite entry. `where` prefixes the message ("suite.yaml:4: " or "").
+void RefuseRepeatedOverrides(const std::vector<std::string>& overrides, const std::string& where);
 void ApplyOverride(Scenario& s, const std::string& key_equals_value);
 // The fully resolved scenario as YAML (what `shardbench show` prints): every field, or with
 // `only_changed` the name and the fields whose value differs from a default Scenario's.

@@ -135,6 +135,12 @@ TEST(Scenario, ResolvedFormParsesBackToTheSameScenario) {
   Scenario again = ParseScenario(resolved, "resolved");
   EXPECT_EQ(YAML::Dump(ScenarioToYaml(again)), YAML::Dump(resolved));
   EXPECT_DOUBLE_EQ(again.train.lr, 3e-4);
+  // Numbers as written, not yaml-cpp's 17 digits (1.0000000000000001e-05); an exponent keeps a
+  // '.' so that PyYAML (the peers) reads a float; and they read back to the same double.
+  EXPECT_EQ(resolved["train"]["lr"].Scalar(), "3.0e-04");
+  EXPECT_EQ(resolved["checks"]["loss_rtol"].Scalar(), "1.0e-05");
+  EXPECT_EQ(again.checks.loss_rtol, 1e-5);
+  EXPECT_EQ(again.train.lr, 3e-4);
 }
 
 }  // namespace

@@ -108,5 +108,82 @@ def repeated_and_impossible(ctx):
     return cases
 
 
+def silently_accepted(ctx):
+    """Item 3 and the hostile pass's CLI findings: input that ran (or crawled) without a word."""
+    smoke, prev = ctx["smoke"], ctx["previous"]
+    run = ["run", "{case}/suite.yaml", "--quiet", "--out", prev]
+    long_name = "a" * 300
+    c = [
+        {"name": "lora-r-beyond-layer", "files": {"s.yaml": BASE.replace("r: 16", "r: 100000")},
+         "argv": ["show", "{case}/s.yaml"], "says": ["{case}/s.yaml", "lora.r 100000", "q_proj (64 -> 64)", "at most 64"]},
+        {"name": "cli-nproc-zero", "argv": ["run", smoke, "--nproc", "0", "--out", prev], "says": ["--nproc", "positive"]},
+        {"name": "override-repeated", "argv": ["show", smoke, "train.steps=3", "train.steps=5"],
+         "says": ["'train.steps=3' and 'train.steps=5' both set train.steps"]},
+        {"name": "suite-override-repeated", "files": {"suite.yaml": f"name: x\nruns:\n  - scenario: {smoke}\n"
+                                                                    "    overrides: [train.steps=3, train.steps=4]\n"},
+         "argv": run, "says": ["suite.yaml:4", "both set train.steps"]},
+        {"name": "suite-names-a-suite", "files": {"suite.yaml": "name: x\nruns:\n  - scenario: inner.yaml\n",
+                                                  "inner.yaml": f"name: inner\nruns:\n  - scenario: {smoke}\n"},
+         "argv": run, "says": ["{case}/inner.yaml:2", "a suite ('runs'), not a scenario"]},
+        {"name": "suite-names-itself", "files": {"suite.yaml": "name: x\nruns:\n  - scenario: suite.yaml\n"},
+         "argv": run, "says": ["{case}/suite.yaml:2", "not a scenario"]},
+        {"name": "instance-name-too-long", "files": {"suite.yaml": f"name: x\nruns:\n  - scenario: {smoke}\n    name: {long_name}\n"},
+         "argv": run, "says": ["suite.yaml:4", "300 characters", "too long"]},
+        {"name": "compare-today-not-a-day", "argv": ["compare", prev, prev, "--today", "2027-02-30"], "says": ["--today", "YYYY-MM-DD"]},
+        {"name": "compare-today-word", "argv": ["compare", prev, prev, "--today", "tomorrow"], "says": ["--today", "YYYY-MM-DD"]},
+        {"name": "policy-expires-not-a-day", "files": {"p.yaml": "suppressions:\n  - {metric: step_time, reason: r, expires: 2027-02-30}\n"},
+         "argv": ["compare", prev, prev, "--policy", "{case}/p.yaml"], "says": ["p.yaml:2", "expires", "2027-02-30"]},
+        {"name": "plan-nodes-zero", "argv": ["plan", smoke, "--nodes", "0"], "says": ["--nodes: expected a positive number, got '0'"]},
+        {"name": "plan-gbps-nan", "argv": ["plan", smoke, "--nodes", "2", "--inter-node-gbps", "nan"],
+         "says": ["--inter-node-gbps: expected a positive number, got 'nan'"]},
+        {"name": "run-nnodes-zero", "argv": ["run", smoke, "--nnodes", "0", "--out", prev], "says": ["--nnodes: expected a positive"]},
+        {"name": "shrink-at-least-nan", "argv": ["shrink", smoke, "--metric", "grad_blowup", "--at-least", "nan", "--out", "{case}/o"],
+         "says": ["--at-least: expected a finite number, got 'nan'"]},
+    ]
+    return c
+
+
+def hostile_pass(ctx):
+    """What a pass as a hostile user found beyond the issue (crashes, overwrites, green on nothing)."""
+    smoke, prev = ctx["smoke"], ctx["previous"]
+    good = json.load(open(os.path.join(prev, "smoke.json")))
+    index = json.load(open(os.path.join(prev, "index.json")))
+    no_comm = dict(good, metrics=[m for m in good["metrics"] if not m["name"].startswith("comm_")])
+    could_not_run = {"instances": [dict(index["instances"][0], file=None, status="error", message="interrupted")]}
+    matrix = BASE + "matrix:\n  train.steps: [1, 2]\nexclude:\n"
+    c = [
+        # A sampled comm_* metric on one side only (a world size 1 run has no collectives): segfault.
+        {"name": "compare-comm-metric-one-side", "files": {"cur/smoke.json": json.dumps(no_comm), "cur/index.json": json.dumps(index)},
+         "argv": ["compare", prev, "{case}/cur", "--quiet"], "exit": 1, "says": ["comm_"]},
+        {"name": "compare-metrics-empty", "files": {"cur/smoke.json": json.dumps(dict(good, metrics=[])),
+                                                    "cur/index.json": json.dumps(index)},
+         "argv": ["compare", prev, "{case}/cur", "--quiet"], "exit": 1, "says": []},
+        # Nothing compared is never green.
+        {"name": "compare-base-could-not-run", "files": {"base/index.json": json.dumps(could_not_run)},
+         "argv": ["compare", "{case}/base", prev, "--quiet"], "exit": 1, "says": ["UNJUDGED", "0 metrics compared"]},
+        {"name": "compare-empty-index", "files": {"base/index.json": json.dumps({"instances": []}),
+                                                  "cur/index.json": json.dumps({"instances": []})},
+         "argv": ["compare", "{case}/base", "{case}/cur", "--quiet"], "exit": 1, "says": ["UNJUDGED"]},
+        # A matrix emptied by exclude crashed show and run; a value off the axis excluded nothing.
+        {"name": "matrix-exclude-everything", "files": {"s.yaml": matrix + "  - {train.steps: 1}\n  - {train.steps: 2}\n"},
+         "argv": ["show", "{case}/s.yaml"], "says": ["{case}/s.yaml:22", "removes every instance"]},
+        {"name": "matrix-exclude-off-axis", "files": {"s.yaml": matrix + "  - {train.steps: 7}\n"},
+         "argv": ["show", "{case}/s.yaml"], "says": ["{case}/s.yaml:22", "'7' is not one of the axis's values [1, 2]"]},
+        {"name": "matrix-exclude-list-value", "files": {"s.yaml": matrix + "  - {train.steps: [1, 2]}\n"},
+         "argv": ["show", "{case}/s.yaml"], "says": ["{case}/s.yaml:22", "a list or mapping"]},
+    ]
+    # Report flags replaced any file: a run's results, its index, a user's file.
+    for flag in ("--markdown", "--junit", "--html"):
+        c.append({"name": f"compare{flag}-into-a-run", "argv": ["compare", prev, prev, flag, os.path.join(prev, "smoke.json")],
+                  "says": [flag, "is a run directory"]})
+        c.append({"name": f"compare{flag}-over-a-users-file", "files": {"notes.txt": "mine"},
+                  "argv": ["compare", prev, prev, flag, "{case}/notes.txt"], "says": [flag, "{case}/notes.txt", "already exists"]})
+    c.append({"name": "compare--markdown-a-directory", "files": {"d/x": ""}, "argv": ["compare", prev, prev, "--markdown", "{case}/d"],
+              "says": ["--markdown", "is a directory"]})
+    c.append({"name": "history--html-over-a-users-file", "files": {"notes.txt": "mine", "runs/1/smoke.json": json.dumps(good)},
+              "argv": ["history", "{case}/runs", "--html", "{case}/notes.txt"], "says": ["--html", "already exists"]})
+    return c
+
+
 def cases(ctx):
-    return checkpoints(ctx) + repeated_and_impossible(ctx)
+    return checkpoints(ctx) + repeated_and_impossible(ctx) + silently_accepted(ctx) + hostile_pass(ctx)

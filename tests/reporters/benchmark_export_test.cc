@@ -56,27 +56,48 @@ TEST(BenchmarkExport, GoogleBenchmarkHasItsDocumentedFields) {
   const nlohmann::json doc = ExportResults(FixedRun(), ExportFormat::kGoogleBenchmark).document;
   for (const char* key : {"date", "host_name", "executable", "num_cpus", "mhz_per_cpu", "cpu_scaling_enabled", "caches"})
     EXPECT_TRUE(doc["context"].contains(key)) << key;
-  size_t iterations = 0, medians = 0, errors = 0;
+  size_t iterations = 0, errors = 0;
+  std::vector<std::string> aggregates;
   for (const auto& b : doc["benchmarks"]) {
     for (const char* key : {"name", "run_name", "run_type", "repetitions", "threads", "iterations", "real_time",
                             "cpu_time", "time_unit"})
       EXPECT_TRUE(b.contains(key)) << b.dump() << " lacks " << key;
+    EXPECT_EQ(b["time_unit"], "us");
     if (b.value("error_occurred", false)) {
       ++errors;
     } else if (b["run_type"] == "aggregate") {
-      ++medians;
-      EXPECT_EQ(b["aggregate_name"], "median");
+      aggregates.push_back(b["name"]);
     } else {
       ++iterations;
     }
   }
-  EXPECT_EQ(iterations, 5u + 3u + 1u);  // every sample a repetition
-  EXPECT_EQ(medians, 3u);               // one per instance x metric
-  EXPECT_EQ(errors, 1u);                // the failed instance, named with why
-  const auto& step = doc["benchmarks"][6];  // after tokens_per_s: 5 samples, its median
+  EXPECT_EQ(iterations, 5u + 3u + 1u);  // one per launch: the fixture's metrics ran 5, 3 and 1 launches
+  EXPECT_EQ(aggregates, (std::vector<std::string>{"flat_lora/tokens_per_s_mean", "flat_lora/tokens_per_s_median",
+                                                   "flat_lora/tokens_per_s_stddev", "flat_lora/tokens_per_s_cv",
+                                                   "flat_lora/step_time_mean", "flat_lora/step_time_median",
+                                                   "flat_lora/step_time_stddev", "flat_lora/step_time_cv"}));
+  EXPECT_EQ(errors, 1u);  // the failed instance, named with why
+  const auto& step = doc["benchmarks"][9];  // after tokens_per_s: 5 launches, 4 aggregates
   EXPECT_EQ(step["name"], "flat_lora/step_time");
-  EXPECT_EQ(step["real_time"], 0.5);
+  EXPECT_EQ(step["real_time"], 500000.0);  // 0.5 s in microseconds: compare.py prints no decimals
   EXPECT_EQ(step["repetitions"], 3);
+  EXPECT_EQ(doc["benchmarks"][14]["name"], "flat_lora/step_time_stddev");
+  EXPECT_DOUBLE_EQ(doc["benchmarks"][14]["real_time"].get<double>(), 250000.0);  // sample stddev of .5 .25 .75 s
+}
+
+// One launch of 20 steps is one row per metric, as a Google Benchmark program run once: the
+// steps are not repetitions (compare.py showed 20 rows, and U-tested steps as if launches).
+TEST(BenchmarkExport, GoogleBenchmarkWritesALaunchNotAStepPerRow) {
+  std::vector<double> steps;
+  for (int i = 0; i < 20; ++i) steps.push_back(0.01 + 0.0001 * i);
+  nlohmann::json step_time = StepTime(steps);
+  step_time.erase("repetition_medians");
+  step_time["median"] = 0.01095;
+  const nlohmann::json doc = ExportResults(Set({Result("one", {step_time})}), ExportFormat::kGoogleBenchmark).document;
+  ASSERT_EQ(doc["benchmarks"].size(), 1u) << doc.dump(1);
+  EXPECT_EQ(doc["benchmarks"][0]["run_type"], "iteration");
+  EXPECT_DOUBLE_EQ(doc["benchmarks"][0]["real_time"].get<double>(), 10950.0);
+  EXPECT_EQ(doc["benchmarks"][0]["shardbench"]["samples"].size(), 20u);  // read back by `compare`
 }
 
 TEST(BenchmarkExport, BencherAndGabLeaveOutWhatDidNotPass) {
