@@ -25,21 +25,30 @@ nlohmann::json Rows(const at::Tensor& t) {
 
 }  // namespace
 
+// Far more steps than any run takes; checked before anything is computed.
+constexpr int64_t kMaxBatchSteps = 1000000;
+
 int BatchesCommand(const BatchesArgs& args) {
   const std::vector<Job> jobs = ResolveTarget(args.target, args.overrides, nullptr);
   if (jobs.size() != 1) {
     throw InputError("batches: '" + args.target + "' resolves to " + std::to_string(jobs.size()) +
                      " instances; name one (override the matrix axes, or pass a single scenario)");
   }
-  if (args.steps < 1) throw InputError("batches: --steps must be at least 1, got " + std::to_string(args.steps));
+  if (args.steps < 1 || args.steps > kMaxBatchSteps) {
+    throw InputError("batches: --steps must be from 1 to " + std::to_string(kMaxBatchSteps) + ", got " +
+                     std::to_string(args.steps));
+  }
   const Scenario& s = jobs[0].scenario;
   const auto data = ScenarioData(s, ScenarioModelConfig(s).vocab_size);
   const int64_t b = s.train.batch_size, accum = s.train.grad_accumulation;
   // Rank r's micro-batch m of step t is samples [(r*A + m)*b, (r*A + m + 1)*b) of the global batch.
-  nlohmann::json out = {{"scenario", s.name}, {"world_size", s.world_size}, {"batch_size", b},
-                        {"grad_accumulation", accum}, {"seq_len", s.train.seq_len}, {"seed", s.train.seed},
-                        {"data", {{"source", s.data.source}, {"path", s.data.path}, {"token_dtype", s.data.token_dtype}}},
-                        {"steps", nlohmann::json::array()}};
+  const nlohmann::json head = {{"scenario", s.name}, {"world_size", s.world_size}, {"batch_size", b},
+                               {"grad_accumulation", accum}, {"seq_len", s.train.seq_len}, {"seed", s.train.seed},
+                               {"data", {{"source", s.data.source}, {"path", s.data.path}, {"token_dtype", s.data.token_dtype}}}};
+  // One step at a time: the whole document held ~60 KB a step (a large --steps ran out of memory).
+  std::string text = head.dump();
+  text.pop_back();  // its closing brace: "steps" follows
+  std::cout << text << ",\"steps\":[";
   for (int64_t step = 0; step < args.steps; ++step) {
     nlohmann::json ranks = nlohmann::json::array();
     for (int r = 0; r < s.world_size; ++r) {
@@ -50,9 +59,9 @@ int BatchesCommand(const BatchesArgs& args) {
       }
       ranks.push_back(micro);
     }
-    out["steps"].push_back({{"step", step}, {"ranks", ranks}});
+    std::cout << (step ? "," : "") << nlohmann::json{{"step", step}, {"ranks", ranks}}.dump();
   }
-  std::cout << out.dump() << "\n";
+  std::cout << "]}\n";
   return 0;
 }
 

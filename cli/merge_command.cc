@@ -10,6 +10,7 @@ namespace shardbench::cli {
 
 int MergeCommand(const MergeArgs& args) {
   if (args.runs.size() < 2) throw InputError("merge: give at least two runs to pool");
+  if (args.out_dir.empty()) throw InputError("merge --out: empty; name a new directory");
   // Nothing already written is overwritten: a directory that holds results is refused.
   if (std::filesystem::exists(args.out_dir + "/index.json")) {
     throw InputError("merge --out " + args.out_dir + ": already holds results (index.json); choose a new directory");

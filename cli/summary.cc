@@ -112,8 +112,11 @@ void PrintIndex(const nlohmann::json& index, const std::string& out_dir) {
 void PrintUnexpected(const nlohmann::json& index, const std::string& out_dir) {
   for (const auto& e : ReadIndex(index, out_dir + "/index.json")) {
     if (e.as_expected.value_or(false)) continue;
+    // A green run expected red has no message of its own: say why it was expected red.
+    std::string why = e.message.value_or("");
+    if (why.empty()) why = e.why && !e.why->empty() ? "it was expected " + e.expect.value_or("") + " because: " + *e.why : "no check failed";
     std::printf("%s: %s, expected %s: %s\n", e.name.value_or("").c_str(), e.colour.value_or("").c_str(),
-                e.expect.value_or("").c_str(), e.message.value_or("").c_str());
+                e.expect.value_or("").c_str(), why.c_str());
   }
 }
 

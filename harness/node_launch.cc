@@ -1,5 +1,7 @@
 #include "harness/node_launch.h"
 
+#include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 
@@ -22,8 +24,12 @@ int IntSetting(int flag, int unset, std::initializer_list<const char*> names, in
     const std::string v = Env(name);
     if (v.empty()) continue;
     char* end = nullptr;
+    errno = 0;
     const long n = std::strtol(v.c_str(), &end, 10);
-    if (*end != '\0' || n < 0) throw InputError(std::string(name) + "=" + v + ": expected a non-negative integer");
+    // Within int: 4294967297 was read as 1 (a cast that wrapped).
+    if (*end != '\0' || n < 0 || errno == ERANGE || n > INT_MAX) {
+      throw InputError(std::string(name) + "=" + v + ": expected a non-negative integer up to " + std::to_string(INT_MAX));
+    }
     return static_cast<int>(n);
   }
   return fallback;
@@ -40,7 +46,7 @@ std::string StringSetting(const std::string& flag, std::initializer_list<const c
 // What each rank runs: the same `run`, without the launcher's own options.
 std::vector<std::string> RankArgv(const RunRequest& r, const std::string& self_exe) {
   std::vector<std::string> argv = {self_exe, "run", r.target};
-  if (!r.out_dir.empty()) argv.insert(argv.end(), {"--out", r.out_dir});
+  if (!r.out_dir.empty()) argv.push_back("--out=" + r.out_dir);  // one word: an --out of "-x" is not an option
   if (r.quiet) argv.push_back("--quiet");
   if (r.auto_max) argv.insert(argv.end(), {"--repetitions", "auto:" + std::to_string(*r.auto_max)});
   if (r.repetitions > 0) argv.insert(argv.end(), {"--repetitions", std::to_string(r.repetitions)});

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -220,6 +221,17 @@ ResolvedTarget Resolve(const RunRequest& request, int world_size) {
 // Index entries (by instance name) an earlier attempt of this job finished: kept, not run again.
 using Finished = std::map<std::string, nlohmann::json>;
 
+// The instances after an interrupted one, in the index as ones that could not run.
+void MarkNotRun(const std::vector<Job>& jobs, size_t from, nlohmann::json& index, int& worst) {
+  for (size_t k = from; k < jobs.size(); ++k) {
+    nlohmann::json entry = EntryOf(jobs[k]);
+    entry.update({{"status", "error"}, {"colour", "error"}, {"as_expected", false},
+                  {"message", std::string("not run: the run was interrupted (") + strsignal(comm::InterruptReceived()) + ")"}});
+    index["instances"].push_back(entry);
+  }
+  worst = std::max(worst, static_cast<int>(ExitCode::kInfra));
+}
+
 // Every instance, in order; the writer writes DIR/<instance>.json, DIR/index.json (after each
 // instance: progress survives a crash) and the dashboard. Returns the exit code.
 int RunInstances(ResolvedTarget& t, const std::string& out_dir, const Repetitions& repetitions,
@@ -244,11 +256,20 @@ int RunInstances(ResolvedTarget& t, const std::string& out_dir, const Repetition
       WriteFileAtomically(out_dir + "/index.json", running.dump(2) + "\n");
     }
     const InstanceLaunches launches = LaunchInstance(job, t.jobs.size(), out_dir, t.adaptive, repetitions);
-    if (!repetitions.writer) continue;
-    const nlohmann::json entry = IndexEntryJson(job, launches, t.adaptive, out_dir, request, display, worst);
-    all_as_expected &= entry["as_expected"].get<bool>();
-    index["instances"].push_back(entry);
-    WriteFileAtomically(out_dir + "/index.json", index.dump(2) + "\n");
+    const bool interrupted = repetitions.agree(comm::InterruptReceived() != 0);
+    if (repetitions.writer) {
+      const nlohmann::json entry = IndexEntryJson(job, launches, t.adaptive, out_dir, request, display, worst);
+      all_as_expected &= entry["as_expected"].get<bool>();
+      index["instances"].push_back(entry);
+      WriteFileAtomically(out_dir + "/index.json", index.dump(2) + "\n");
+    }
+    if (interrupted) {  // Ctrl-C stops the run, not only its instance: the rest are listed as not run
+      if (repetitions.writer) {
+        MarkNotRun(t.jobs, static_cast<size_t>(&job - t.jobs.data()) + 1, index, worst);
+        WriteFileAtomically(out_dir + "/index.json", index.dump(2) + "\n");
+      }
+      break;
+    }
   }
   if (!repetitions.writer) return 0;
   // The run's own page (no base to compare with): results, memory, losses, provenance.
@@ -262,7 +283,10 @@ int RunInstances(ResolvedTarget& t, const std::string& out_dir, const Repetition
 }
 
 std::string DefaultOutDir(const RunRequest& request, const ResolvedTarget& t) {
-  return request.out_dir.empty() ? "results/" + SafeName(t.title) + "-" + Timestamp() : request.out_dir;
+  if (request.out_dir.empty()) return "results/" + SafeName(t.title) + "-" + Timestamp();
+  // "-x" is a directory to the user; on a rank's or a peer's command line, the paths made from
+  // it ("-x/smoke/rep0") would read as options.
+  return request.out_dir[0] == '-' ? "./" + request.out_dir : request.out_dir;
 }
 
 // After torchrun restarted the job (--max-restarts; TORCHELASTIC_RESTART_COUNT > 0): the

@@ -4,11 +4,52 @@
 #include <filesystem>
 
 #include "engine/common/durable_file.h"
+#include "engine/common/error.h"
 #include "reporters/launch_merge.h"
 #include "reporters/results_writer.h"
 #include "reporters/run_result.h"
 
 namespace shardbench {
+
+namespace {
+
+// The first field where two resolved configs differ ("train.lr"), or "" when equal.
+std::string FirstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path = "") {
+  if (a.is_object() && b.is_object()) {
+    for (const auto& [key, value] : a.items()) {
+      const std::string here = path.empty() ? key : path + "." + key;
+      if (!b.contains(key)) return here;
+      if (std::string d = FirstDifference(value, b[key], here); !d.empty()) return d;
+    }
+    for (const auto& [key, value] : b.items()) {
+      if (!a.contains(key)) return path.empty() ? key : path + "." + key;
+    }
+    return "";
+  }
+  return a == b ? "" : (path.empty() ? "(config)" : path);
+}
+
+// Pooled launches are independent repetitions of one configuration: the same launch twice would
+// be counted as two (five copies of one run made a U test "significant"), and two scenarios
+// pooled would be judged as one.
+void RefuseUnpoolable(const std::string& instance, const std::vector<LaunchResult>& launches) {
+  for (size_t i = 0; i < launches.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      const StoredResult &a = launches[j].result, &b = launches[i].result;
+      if (!a.run_id.empty() && a.run_id == b.run_id) {
+        throw InputError("merge: " + launches[j].label + " and " + launches[i].label + " hold the same launch of '" +
+                         instance + "' (run_id " + a.run_id + "): pooled twice it would count as two");
+      }
+    }
+    const std::string d = FirstDifference(launches[0].result.config, launches[i].result.config);
+    if (!d.empty()) {
+      throw InputError("merge: '" + instance + "' ran another scenario in " + launches[i].label + " than in " +
+                       launches[0].label + " (scenario.config." + d + " differs): only repetitions of one scenario pool");
+    }
+  }
+}
+
+}  // namespace
 
 ResultSet PoolResultSets(const std::vector<ResultSet>& runs) {
   ResultSet pooled;
@@ -32,6 +73,7 @@ ResultSet PoolResultSets(const std::vector<ResultSet>& runs) {
   }
   for (size_t k = 0; k < pooled.instances.size(); ++k) {
     if (launches[k].empty()) continue;
+    RefuseUnpoolable(pooled.instances[k].name, launches[k]);
     const StoredResult merged = MergeLaunches(launches[k]);
     pooled.instances[k].result = ToJson(merged);
     pooled.instances[k].status = merged.status;

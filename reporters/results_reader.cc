@@ -238,7 +238,14 @@ StoredResult ReadResult(const nlohmann::json& result, const std::string& source)
 
 std::vector<IndexEntry> ReadIndex(const nlohmann::json& index, const std::string& file) {
   std::vector<IndexEntry> out;
-  for (const auto& e : JsonField(index, file).Required("instances").Elements()) {
+  const JsonField root(index, file);
+  // An index another build wrote is refused as its results are (an index without one is an
+  // older build's or a hand-made one: read).
+  if (const auto version = root.OptionalNonNull("schema_version"); version && version->Integer() != kResultsSchemaVersion) {
+    throw InputError(file + ": index schema version " + version->json().dump() + ", this build reads " +
+                     std::to_string(kResultsSchemaVersion));
+  }
+  for (const auto& e : root.Required("instances").Elements()) {
     IndexEntry entry;
     auto text = [&](const char* key) { return e.OptionalNonNull(key) ? std::optional<std::string>(e.Required(key).String()) : std::nullopt; };
     entry.name = text("name");
@@ -250,10 +257,16 @@ std::vector<IndexEntry> ReadIndex(const nlohmann::json& index, const std::string
                        *entry.file + "' is not a file name beside the index");
     }
     entry.status = text("status");
+    if (entry.status) e.Required("status").OneOf({"ok", "failed", "error", "running"});
+    if (entry.status == "running" && entry.file) {
+      throw InputError(file + ": instance " + (entry.name ? "'" + *entry.name + "'" : "entry") +
+                       ": status 'running' with a result file: a running instance has none yet");
+    }
     entry.message = text("message");
     entry.expect = text("expect");
     entry.why = text("why");
     entry.colour = text("colour");
+    if (entry.colour) e.Required("colour").OneOf({"green", "red", "error"});
     if (auto v = e.Optional("as_expected")) entry.as_expected = v->Bool();
     if (auto v = e.OptionalNonNull("repetitions")) entry.repetitions = v->NonNegativeInteger();
     out.push_back(std::move(entry));

@@ -142,9 +142,15 @@ Manifest ReadManifest(const std::string& dir, const std::string& kind) {
     out.world_size = field("world_size").get<int>();
     out.files = field("files");
     out.content = field("content");
+    if (out.world_size < 1) throw InputError(mpath.string() + ": world_size " + std::to_string(out.world_size) + " is not >= 1");
     for (const auto& [name, want] : out.files.items()) {
       (void)want.at("bytes").get<int64_t>();
       (void)want.at("crc32").get<uint32_t>();
+      const int rank = want.at("rank").get<int>();
+      if (rank < 0 || rank >= out.world_size) {
+        throw InputError(mpath.string() + ": file '" + name + "' has rank " + std::to_string(rank) + ", not in 0.." +
+                         std::to_string(out.world_size - 1));
+      }
     }
   } catch (const nlohmann::json::exception& e) {
     throw InputError(mpath.string() + ": malformed: " + e.what());

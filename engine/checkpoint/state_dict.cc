@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "engine/checkpoint/state_dict_kinds.h"
@@ -93,7 +95,25 @@ void RestoreOptimizerMeta(optim::AdamW& optimizer, const nlohmann::json& meta, c
                          mine + "]");
       }
     }
-    optimizer.set_steps_taken(meta.at("steps_taken").get<int64_t>());
+    // Read or not, what the manifest says must be possible: an edited field is named, never used.
+    const int64_t steps = meta.at("steps_taken").get<int64_t>();
+    if (steps < 0 || steps > std::numeric_limits<int32_t>::max()) {
+      throw InputError("checkpoint " + dir + ": optimizer steps_taken " + std::to_string(steps) + " is out of range");
+    }
+    for (const auto& g : saved) {
+      const double lr = g.at("lr").get<double>(), decay = g.at("weight_decay").get<double>();
+      if (!std::isfinite(lr) || lr < 0 || !std::isfinite(decay) || decay < 0) {
+        throw InputError("checkpoint " + dir + ": optimizer group '" + g.at("name").get<std::string>() + "' has lr " +
+                         g.at("lr").dump() + ", weight_decay " + g.at("weight_decay").dump() + ": not finite, >= 0");
+      }
+    }
+    const std::string impl = meta.at("impl").get<std::string>();
+    bool known = false;
+    for (auto i : {optim::AdamWImpl::kForLoop, optim::AdamWImpl::kForeach, optim::AdamWImpl::kFused}) {
+      known |= impl == optim::AdamWImplName(i);
+    }
+    if (!known) throw InputError("checkpoint " + dir + ": optimizer impl '" + impl + "' is not an AdamW implementation");
+    optimizer.set_steps_taken(steps);
   } catch (const nlohmann::json::exception& e) {
     throw InputError("checkpoint " + dir + ": optimizer metadata malformed: " + e.what());
   }

@@ -26,7 +26,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 volatile sig_atomic_t g_forward_signal = 0;
-void RememberSignal(int sig) { g_forward_signal = sig; }
+volatile sig_atomic_t g_interrupt_received = 0;  // sticky: the run stops after this launch
+void RememberSignal(int sig) { g_forward_signal = g_interrupt_received = sig; }
 
 std::vector<std::string> BuildEnvironment(const LaunchSpec& spec, int rank, int port) {
   std::map<std::string, std::string> env;
@@ -259,6 +260,8 @@ void CheckLocalRanks(int64_t ranks, const std::string& what) {
                      "the job over machines with --nnodes, torchrun or srun)");
   }
 }
+
+int InterruptReceived() { return g_interrupt_received; }
 
 LaunchResult LaunchLocalRanks(const LaunchSpec& spec) {
   if (spec.nproc < 1) throw InputError("--nproc must be at least 1, got " + std::to_string(spec.nproc));

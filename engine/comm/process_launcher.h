@@ -55,6 +55,9 @@ struct LaunchResult {
 };
 
 LaunchResult LaunchLocalRanks(const LaunchSpec& spec);
+// The SIGINT or SIGTERM a launch of this process received (0: none): the launch stopped its
+// ranks, and the run stops with it rather than going on to its next instance.
+int InterruptReceived();
 
 // The most ranks our launcher starts on one machine: 4 per core (at least 8), or
 // SHARDBENCH_MAX_LOCAL_RANKS. More would only thrash (or exhaust the process table); a larger

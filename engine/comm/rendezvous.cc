@@ -79,6 +79,7 @@ RankEnv RankEnv::FromEnvironment(const std::map<std::string, std::string>* env) 
   const char* node_name = "GROUP_RANK";
   const char* rank_name = "RANK";
   const char* world_name = "WORLD_SIZE";
+  const char* local_name = "LOCAL_RANK";
   if (rank.empty() && world.empty()) {
     rank = Lookup(env, "SLURM_PROCID");
     world = Lookup(env, "SLURM_NTASKS");
@@ -87,6 +88,7 @@ RankEnv RankEnv::FromEnvironment(const std::map<std::string, std::string>* env) 
     node_name = "SLURM_NODEID";
     rank_name = "SLURM_PROCID";
     world_name = "SLURM_NTASKS";
+    local_name = "SLURM_LOCALID";
   }
   if (!rank.empty() || !world.empty()) {
     if (rank.empty() || world.empty()) {
@@ -97,7 +99,7 @@ RankEnv RankEnv::FromEnvironment(const std::map<std::string, std::string>* env) 
     if (out.rank >= out.world_size) {
       throw InputError(std::string(rank_name) + "=" + rank + " is not below " + world_name + "=" + world);
     }
-    out.local_rank = local.empty() ? out.rank : ParseInt(local, "LOCAL_RANK", 0);
+    out.local_rank = local.empty() ? out.rank : ParseInt(local, local_name, 0);
     if (!node.empty()) out.node_rank = ParseInt(node, node_name, 0);
     if (!local_world.empty()) out.local_world_size = ParseInt(local_world, "LOCAL_WORLD_SIZE", 1);
     out.from_launcher = true;

@@ -1,5 +1,7 @@
 #include "engine/model/llama_config.h"
 
+#include <algorithm>
+
 #include "engine/common/durable_file.h"
 
 #include <fstream>
@@ -152,6 +154,24 @@ LlamaConfig LoadHfLlamaConfig(const std::string& path) {
   if (j.contains("head_dim") && j["head_dim"].is_number_integer() &&
       j["head_dim"].get<int64_t>() != c.hidden_size / c.num_attention_heads) {
     throw InputError(path + ": head_dim differs from hidden_size / num_attention_heads (not supported)");
+  }
+  // What changes the model's arithmetic and is not modelled is refused by name, as rope_scaling
+  // is: a run that ignored it would report another model's numbers.
+  auto refuse_unless = [&](const char* key, const nlohmann::json& modelled, const std::string& what) {
+    if (j.contains(key) && !j[key].is_null() && j[key] != modelled) {
+      throw InputError(path + ": '" + key + "' " + j[key].dump() + " is not supported (" + what + ")");
+    }
+  };
+  refuse_unless("hidden_act", "silu", "shardbench's Llama MLP is SiLU-gated");
+  refuse_unless("attention_bias", false, "the projections have no bias");
+  refuse_unless("mlp_bias", false, "the projections have no bias");
+  if (j.contains("torch_dtype") && !j["torch_dtype"].is_null()) {
+    static const std::vector<std::string> dtypes = {"float32", "float16", "bfloat16", "float64", "auto"};
+    const nlohmann::json& d = j["torch_dtype"];
+    if (!d.is_string() || std::find(dtypes.begin(), dtypes.end(), d.get<std::string>()) == dtypes.end()) {
+      throw InputError(path + ": 'torch_dtype' " + d.dump() + " is not a dtype (expected float32, float16, bfloat16, "
+                       "float64 or auto)");
+    }
   }
   if (j.contains("tie_word_embeddings") && j["tie_word_embeddings"].is_boolean()) {
     c.tie_word_embeddings = j["tie_word_embeddings"].get<bool>();

@@ -162,7 +162,13 @@ YAML::Node LoadYamlFile(const std::string& path, const std::string& what) {
   if (!IsRegularFile(path)) throw InputError(path + ": no such " + what + " file");
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
+    // Every document: a second one ('---') was read as nothing, silently.
+    const std::vector<YAML::Node> documents = YAML::LoadAllFromFile(path);
+    if (documents.size() > 1) {
+      throw InputError(YamlLocation(path, documents[1]) + ": a second YAML document: a " + what +
+                       " file holds one (remove the '---' and what follows, or make it its own file)");
+    }
+    if (!documents.empty()) root = documents[0];
   } catch (const YAML::Exception& e) {
     throw InputError(path + ":" + std::to_string(e.mark.line + 1) + ": not valid YAML: " + e.msg);
   }

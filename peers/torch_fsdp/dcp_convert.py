@@ -24,9 +24,14 @@ norms). Both directions verify what they read (our manifest's sizes and CRC-32s;
 and write into OUT_DIR.converting, renamed to OUT_DIR when complete; OUT_DIR must not exist.
 
 Exit codes as shardbench's: 0 done, 2 bad input (naming the directory, file or key).
+
+DCP's .metadata is a pickle, which torch reads with pickle.load: a planted one runs code. Ours is
+read by an unpickler that builds only checkpoint metadata (the classes a DCP save writes) and
+refuses anything else as bad input.
 """
 import json
 import os
+import pickle
 import shutil
 import sys
 import warnings
@@ -52,16 +57,63 @@ def _rank_file(rank, world):
 
 # ---- DCP -> shardbench ----
 
+# What a DCP save pickles into .metadata (torch 2.4-2.11): its metadata classes, storage info,
+# paths, sizes, dtypes and the layout helper.
+_METADATA_GLOBALS = {("torch.distributed.checkpoint.filesystem", "_StorageInfo"), ("pathlib", "PosixPath"),
+                     ("pathlib", "PurePosixPath"), ("torch", "Size"), ("torch.serialization", "_get_layout"),
+                     ("collections", "OrderedDict"), ("builtins", "slice")}
+
+
+class _MetadataUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if module == "torch.distributed.checkpoint.metadata" or (module, name) in _METADATA_GLOBALS:
+            return super().find_class(module, name)
+        if module == "torch" and isinstance(getattr(torch, name, None), torch.dtype):
+            return getattr(torch, name)
+        raise BadInput(f"'{module}.{name}' in .metadata is not checkpoint metadata; not unpickled "
+                       "(a .metadata that names it may run code)")
+
+
+def _safe_reader(src):
+    """A FileSystemReader whose read_metadata unpickles through _MetadataUnpickler."""
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.metadata import StorageMeta
+
+    class SafeReader(dcp.FileSystemReader):
+        def read_metadata(self, *args, **kwargs):
+            with open(os.path.join(src, ".metadata"), "rb") as f:
+                metadata = _MetadataUnpickler(f).load()
+            if getattr(metadata, "storage_meta", None) is None:
+                metadata.storage_meta = StorageMeta()
+            metadata.storage_meta.load_id = self.load_id
+            return metadata
+
+    return SafeReader(src)
+
+
 def _read_dcp(src):
     """(metadata, every key loaded whole) of a DCP directory, in this process alone."""
     import torch.distributed.checkpoint as dcp
-    from torch.distributed.checkpoint.metadata import TensorStorageMetadata
+    from torch.distributed.checkpoint.api import CheckpointException
+    from torch.distributed.checkpoint.metadata import Metadata, TensorStorageMetadata
     if not os.path.isfile(os.path.join(src, ".metadata")):
         raise BadInput(f"{src}: no .metadata - not a torch.distributed.checkpoint directory")
-    md = dcp.FileSystemReader(src).read_metadata()
-    flat = {k: torch.empty(v.size, dtype=v.properties.dtype) if isinstance(v, TensorStorageMetadata) else None
-            for k, v in md.state_dict_metadata.items()}
-    dcp.load(flat, checkpoint_id=src, no_dist=True)
+    reader = _safe_reader(src)
+    try:
+        md = reader.read_metadata()
+        if not isinstance(md, Metadata):
+            raise BadInput(f"{src}/.metadata: holds a {type(md).__name__}, not DCP's Metadata")
+        flat = {k: torch.empty(v.size, dtype=v.properties.dtype) if isinstance(v, TensorStorageMetadata) else None
+                for k, v in md.state_dict_metadata.items()}
+        dcp.load(flat, storage_reader=reader, no_dist=True)
+    except BadInput:
+        raise
+    except CheckpointException as e:  # a BaseException, holding each rank's (exception, traceback)
+        failure = next(iter(e.failures.values()), (e, None))
+        cause = failure[0] if isinstance(failure, tuple) else failure
+        raise BadInput(f"{src}: not a readable torch.distributed.checkpoint ({type(cause).__name__}: {cause})") from None
+    except Exception as e:  # damaged .metadata or .distcp files: torch's own exceptions, named
+        raise BadInput(f"{src}: not a readable torch.distributed.checkpoint ({type(e).__name__}: {e})") from None
     return md, flat
 
 
@@ -153,28 +205,63 @@ def _read_ours(src):
     path = os.path.join(src, "manifest.json")
     if not os.path.isfile(path):
         raise BadInput(f"{src}: no manifest.json - not a shardbench checkpoint (or an interrupted save)")
-    with open(path) as f:
-        m = json.load(f)
-    if m.get("format") != "shardbench-checkpoint" or m.get("kind") != "sharded":
-        raise BadInput(f"{path}: kind '{m.get('kind')}' of format '{m.get('format')}', expected a shardbench sharded checkpoint")
-    for name, digest in m["files"].items():
-        with open(os.path.join(src, name), "rb") as f:
-            data = f.read()
-        if len(data) != digest["bytes"] or zlib.crc32(data) != digest["crc32"]:
-            raise BadInput(f"{src}/{name}: size or CRC-32 differs from the manifest's (truncated or corrupt)")
-    loaded = {name: load_file(os.path.join(src, name)) for name in m["files"]}
-    whole = {}
-    for key, e in m["content"]["tensors"].items():
-        numel = 1
-        for d in e["shape"]:
-            numel *= d
-        t = None
-        for p in e["pieces"]:
-            piece = loaded[p["file"]][key]
-            t = torch.empty(numel, dtype=piece.dtype) if t is None else t
-            t[p["begin"]:p["begin"] + p["numel"]] = piece
-        whole[key] = t.reshape(e["shape"])
-    return m, whole
+    def no_constant(name):
+        raise BadInput(f"{path}: {name} is not JSON")
+    try:
+        with open(path) as f:
+            m = json.load(f, parse_constant=no_constant)
+        if m.get("format") != "shardbench-checkpoint" or m.get("kind") != "sharded":
+            raise BadInput(f"{path}: kind '{m.get('kind')}' of format '{m.get('format')}', expected a shardbench sharded checkpoint")
+        for name, digest in m["files"].items():
+            if os.path.basename(name) != name:
+                raise BadInput(f"{path}: file '{name}' is not a file name in the checkpoint directory")
+            with open(os.path.join(src, name), "rb") as f:
+                data = f.read()
+            if len(data) != digest["bytes"] or zlib.crc32(data) != digest["crc32"]:
+                raise BadInput(f"{src}/{name}: size or CRC-32 differs from the manifest's (truncated or corrupt)")
+        loaded = {}
+        for name in m["files"]:
+            try:
+                loaded[name] = load_file(os.path.join(src, name))
+            except Exception as e:  # safetensors' own error for a damaged header
+                raise BadInput(f"{src}/{name}: not a safetensors file ({e})") from None
+        return m, {key: _assembled(path, key, e, loaded) for key, e in m["content"]["tensors"].items()}
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise BadInput(f"{path}: malformed ({type(e).__name__}: {e})") from None
+
+
+def _assembled(path, key, e, loaded):
+    """Tensor `key` whole from its pieces, each checked against the index as the C++ reader does
+    (engine/checkpoint/piece_index.cc): a known dtype, a shape of sizes >= 0, pieces in listed files
+    that cover it without a gap."""
+    where = f"{path}: tensor '{key}'"
+    shape = e["shape"]
+    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise BadInput(f"{where}: shape {shape} is not a list of sizes >= 0")
+    if e["dtype"] not in SAFETENSORS_DTYPES.values():
+        raise BadInput(f"{where}: dtype '{e['dtype']}' is not one of {sorted(SAFETENSORS_DTYPES.values())}")
+    numel = 1
+    for d in shape:
+        numel *= d
+    t, covered = None, 0
+    for p in sorted(e["pieces"], key=lambda p: p["begin"]):
+        begin, count = p["begin"], p["numel"]
+        if p["file"] not in loaded or key not in loaded[p["file"]]:
+            raise BadInput(f"{where}: piece in '{p['file']}', which is not a listed file holding it")
+        # Pieces may overlap (each rank keeps a replicated scalar such as `step`), never leave a gap.
+        if begin > covered or begin < 0 or count < 0 or begin + count > numel:
+            raise BadInput(f"{where}: piece [{begin}, {begin + count}) does not continue [0, {covered}) within {numel}")
+        piece = loaded[p["file"]][key]
+        if piece.numel() != count or SAFETENSORS_DTYPES.get(piece.dtype) != e["dtype"]:
+            raise BadInput(f"{where}: '{p['file']}' holds {piece.numel()} {piece.dtype} elements, the index says {count} {e['dtype']}")
+        t = torch.empty(numel, dtype=piece.dtype) if t is None else t
+        t[begin:begin + count] = piece.reshape(-1)
+        covered = max(covered, begin + count)
+    if covered != numel:
+        raise BadInput(f"{where}: pieces cover [0, {covered}) of {numel} elements")
+    if t is None:  # no elements
+        t = torch.empty(0, dtype={code: dtype for dtype, code in SAFETENSORS_DTYPES.items()}[e["dtype"]])
+    return t.reshape(shape)
 
 
 def _param_groups(record, trained):

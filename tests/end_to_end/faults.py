@@ -3,6 +3,7 @@ files (issue W2 4/7):
   (1) a diverging instance (NaN loss) in a suite: stops there, red with check 'finite' naming the step, the
       next instance still runs green, index and dashboard written, compare reads it;
   (2) two runs on one --out: the second is refused naming the first's PID, the first unharmed;
+      Ctrl-C then stops the first run whole (the instances after the interrupted one not run);
   (3) kill -9 of the launcher: its ranks die with it, its index names the instance it ran;
   (4) a failed fork of the third rank: exit 3 and the two ranks already started are gone;
   (5) links planted in --out (the result file, a rank's log): written around, never through;
@@ -104,7 +105,10 @@ print(f"diverging instance: red ({finite[0]['detail'][:60]}...), the next one gr
 
 # (2) Two runs on one --out.
 shared = os.path.join(out, "shared")
-first = subprocess.Popen([binary, "run", SMOKE, "--quiet", "--out", shared, "train.steps=100000", "timeout_s=60"],
+seeds = os.path.join(out, "seeds.yaml")  # three instances: Ctrl-C in the first must not run the others
+with open(seeds, "w") as f:
+    f.write(open(SMOKE).read() + "matrix:\n  train.seed: [1, 2, 3]\n")
+first = subprocess.Popen([binary, "run", seeds, "--quiet", "--out", shared, "train.steps=100000", "timeout_s=60"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 started.append(first)
 wait_for_ranks(shared, 2)
@@ -114,9 +118,16 @@ if second.returncode != 2 or f"in use by another shardbench run (PID {first.pid}
     fail(f"the second run on one --out exited {second.returncode}:\n{second.stdout}")
 if open(os.path.join(shared, "index.json")).read() != first_index:
     fail("the refused run wrote an index into the other run's directory")
+interrupted_at = time.time()
 first.send_signal(signal.SIGINT)
 first.wait(timeout=60)
+took = time.time() - interrupted_at
 print(f"second run on one --out refused naming PID {first.pid}")
+entries = json.load(open(os.path.join(shared, "index.json")))["instances"]
+not_run = [e["name"] for e in entries if e["message"] == "not run: the run was interrupted (Interrupt)"]
+if first.returncode != 3 or took > 20 or not_run != ["smoke[seed=2]", "smoke[seed=3]"]:
+    fail(f"Ctrl-C did not stop the whole run: exit {first.returncode} after {took:.1f} s, index {entries}")
+print(f"Ctrl-C stopped the run in {took:.1f} s, its two later instances listed as not run")
 
 # (3) kill -9 of the launcher takes its ranks with it.
 k = os.path.join(out, "killed")

@@ -7,8 +7,9 @@ import struct
 from cases import BASE, TINY_CONFIG, safetensors
 
 
-def tiny_weights(poison=None):
-    """model.safetensors for TINY_CONFIG (zeros, F32), with `poison` = (tensor, flat index, value)."""
+def tiny_weights(poison=None, bf16=""):
+    """model.safetensors for TINY_CONFIG (zeros), with `poison` = (tensor, flat index, value); tensors
+    whose name holds `bf16` (when given) stored as BF16, the rest F32."""
     h, n = TINY_CONFIG["hidden_size"], TINY_CONFIG["intermediate_size"]
     shapes = {"model.embed_tokens.weight": [256, h], "model.norm.weight": [h], "lm_head.weight": [256, h]}
     for i in range(TINY_CONFIG["num_hidden_layers"]):
@@ -24,9 +25,11 @@ def tiny_weights(poison=None):
         values = [0.0] * count
         if poison and poison[0] == name:
             values[poison[1]] = poison[2]
-        blobs.append(struct.pack(f"<{count}f", *values))
-        header[name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + 4 * count]}
-        offset += 4 * count
+        half = bool(bf16) and bf16 in name
+        size = (2 if half else 4) * count
+        blobs.append(bytes(size) if half else struct.pack(f"<{count}f", *values))
+        header[name] = {"dtype": "BF16" if half else "F32", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
     return safetensors(header, b"".join(blobs))
 
 
@@ -40,6 +43,7 @@ def model_dir(case_dir, name, weights):
 def poisoned_models(case_dir):
     model_dir(case_dir, "nanmodel", tiny_weights(("model.layers.1.mlp.down_proj.weight", 3 * 128 + 5, float("nan"))))
     model_dir(case_dir, "infmodel", tiny_weights(("model.norm.weight", 7, float("-inf"))))
+    model_dir(case_dir, "mixedmodel", tiny_weights(bf16="layers.0."))
 
 
 def checkpoints(ctx):
@@ -49,6 +53,9 @@ def checkpoints(ctx):
                                            "holds nan at element [3, 5]"]),
         ("model-weights-inf", "infmodel", ["{case}/infmodel/model.safetensors", "model.norm.weight",
                                            "holds -inf at element [7]"]),
+        # Found by the hostile pass: layer 0 in bf16, the rest fp32 was "internal error" from SDPA.
+        ("model-weights-mixed-dtypes", "mixedmodel", ["{case}/mixedmodel", "different dtypes", "BFloat16", "Float",
+                                                      "model_dtype"]),
     ]
     return [{"name": f"run-{n}", "files": {"s.yaml": BASE.replace("model: tiny", "model: {case}/" + d)},
              "argv": ["run", "{case}/s.yaml", "--quiet", "--out", "{case}/out"], "says": s, "setup": poisoned_models}
@@ -185,5 +192,47 @@ def hostile_pass(ctx):
     return c
 
 
+def more_hostile(ctx):
+    smoke, prev = ctx["smoke"], ctx["previous"]
+    good = json.load(open(os.path.join(prev, "smoke.json")))
+    index = json.load(open(os.path.join(prev, "index.json")))
+    entry = index["instances"][0]
+    other = dict(good, run_id="another-launch", scenario=dict(good["scenario"], config=dict(good["scenario"]["config"],
+                                                                                             world_size=1)))
+    c = [
+        {"name": "env-nnodes-wraps", "argv": ["run", smoke, "--out", "{case}/o"], "env": {"PET_NNODES": "4294967297"},
+         "says": ["PET_NNODES=4294967297", "up to 2147483647"]},
+        {"name": "env-slurm-localid-named", "argv": ["run", smoke, "--out", "{case}/o"],
+         "env": {"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_LOCALID": "zz"}, "says": ["SLURM_LOCALID"]},
+        {"name": "batches-steps-huge", "argv": ["batches", smoke, "--steps", "100000000"], "says": ["--steps", "1000000"]},
+        {"name": "index-schema-future", "files": {"cur/index.json": json.dumps(dict(index, schema_version=999)),
+                                                  "cur/smoke.json": json.dumps(good)},
+         "argv": ["compare", prev, "{case}/cur", "--quiet"], "says": ["{case}/cur/index.json", "index schema version 999"]},
+        {"name": "index-colour-unknown", "files": {"cur/index.json": json.dumps(dict(index, instances=[dict(entry, colour="purple")])),
+                                                   "cur/smoke.json": json.dumps(good)},
+         "argv": ["compare", prev, "{case}/cur", "--quiet"], "says": ["{case}/cur/index.json", "colour", "purple"]},
+        {"name": "index-running-with-file", "files": {"cur/index.json": json.dumps(dict(index, instances=[dict(entry, status="running")])),
+                                                      "cur/smoke.json": json.dumps(good)},
+         "argv": ["compare", prev, "{case}/cur", "--quiet"], "says": ["{case}/cur/index.json", "'running' with a result file"]},
+        # merge pooled anything: one launch five times, another scenario as a repetition.
+        {"name": "merge-same-run-twice", "argv": ["merge", prev, prev, "--out", "{case}/m"],
+         "says": ["hold the same launch of 'smoke'", "pooled twice"]},
+        {"name": "merge-other-scenario", "files": {"other/smoke.json": json.dumps(other)},
+         "argv": ["merge", prev, "{case}/other", "--out", "{case}/m"], "says": ["scenario.config.world_size differs"]},
+    ]
+    c += [
+        {"name": "yaml-two-documents", "files": {"s.yaml": BASE + "---\nname: second\n"}, "argv": ["show", "{case}/s.yaml"],
+         "says": ["{case}/s.yaml:20", "a second YAML document"]},
+        {"name": "merge-out-empty", "argv": ["merge", prev, prev, "--out", ""], "says": ["merge --out", "empty"]},
+    ]
+    for key, value in {"hidden_act": "gelu", "attention_bias": True, "mlp_bias": True, "torch_dtype": "float7"}.items():
+        config = json.dumps(dict(TINY_CONFIG, **{key: value}))
+        c.append({"name": f"model-config-{key}", "files": {"s.yaml": BASE.replace("model: tiny", "model: {case}/m"),
+                                                           "m/config.json": config},
+                  "argv": ["run", "{case}/s.yaml", "--quiet", "--out", "{case}/out"],
+                  "says": ["{case}/m/config.json", f"'{key}' {json.dumps(value)}"]})
+    return c
+
+
 def cases(ctx):
-    return checkpoints(ctx) + repeated_and_impossible(ctx) + silently_accepted(ctx) + hostile_pass(ctx)
+    return checkpoints(ctx) + repeated_and_impossible(ctx) + silently_accepted(ctx) + hostile_pass(ctx) + more_hostile(ctx)

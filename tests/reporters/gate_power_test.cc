@@ -237,6 +237,7 @@ TEST(PooledRuns, LaunchesAddUpAndFailuresCarryOver) {
   a.instances[0].result["checks"] = {{{"name", "learning"}, {"passed", true}, {"detail", "ok"}}};
   a.instances[0].result["repetitions"] = 2;
   b.source = "night-2";
+  b.instances[0].result["run_id"] = "night-2-launch";
   const ResultSet pooled = PoolResultSets({a, b});
   ASSERT_EQ(pooled.instances.size(), 1u);
   const auto& r = pooled.instances[0].result;
@@ -246,6 +247,24 @@ TEST(PooledRuns, LaunchesAddUpAndFailuresCarryOver) {
   EXPECT_FALSE(r["checks"][0]["passed"].get<bool>());
   EXPECT_EQ(r["checks"][0]["detail"], "night-2: flat");
   EXPECT_EQ(r["metrics"][1]["median"], 8);  // exact metrics from the first run
+}
+
+// Pooled launches are independent repetitions of one scenario: one launch given twice, or
+// another scenario's, is refused (five copies of one run made a U test "significant").
+TEST(PooledRuns, TheSameLaunchTwiceOrAnotherScenarioIsRefused) {
+  ResultSet a = Set({Result("x", {Sampled("tokens_per_s", "higher", {10, 11})})});
+  a.source = "night-1";
+  EXPECT_NE(testing::InputErrorOf([&] { PoolResultSets({a, a}); })
+                .find("merge: night-1 and night-1 hold the same launch of 'x' (run_id r)"),
+            std::string::npos);
+  ResultSet b = a;
+  b.source = "night-2";
+  b.instances[0].result["run_id"] = "r2";
+  b.instances[0].result["scenario"]["config"]["world_size"] = 1;
+  EXPECT_NE(testing::InputErrorOf([&] { PoolResultSets({a, b}); })
+                .find("'x' ran another scenario in night-2 than in night-1 (scenario.config.world_size differs)"),
+            std::string::npos)
+      << testing::InputErrorOf([&] { PoolResultSets({a, b}); });
 }
 
 TEST(GatePolicy, BadPowerFieldsNameFileLineAndField) {
