@@ -1,5 +1,6 @@
 #include "reporters/results_reader.h"
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
@@ -79,6 +80,10 @@ std::vector<std::pair<size_t, std::string>> Named(const std::vector<Entry>& entr
 StoredMetric ReadMetric(const JsonField& in, const Reader& r) {
   StoredMetric m;
   m.name = in.Required("name").String();
+  // A name is looked up, printed and made into report rows: an empty one or one with control
+  // characters (a NUL cuts it short in C strings) was never written by us.
+  const bool control = std::any_of(m.name.begin(), m.name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  if (m.name.empty() || control) in.Required("name").Fail("a metric name (not empty, no control characters)");
   const JsonField f = in.At(in.path().substr(0, in.path().rfind('[')) + "." + m.name);  // "metrics.step_time"
   m.unit = f.Required("unit").String();
   m.better = f.Required("better").OneOf({"lower", "higher"});

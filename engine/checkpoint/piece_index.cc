@@ -74,6 +74,21 @@ PieceIndex PieceIndex::FromJson(const nlohmann::json& j, const std::string& wher
   return index;
 }
 
+void PieceReader::CheckPieceBegin(const SafetensorsFile& f, const std::string& name, const std::string& key,
+                                  int64_t begin) const {
+  const auto it = f.metadata().find(kPieceBeginsMetadata);
+  if (it == f.metadata().end()) return;
+  const nlohmann::json begins = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+  if (!begins.is_object() || !begins.contains(key) || !begins[key].is_number_integer()) {
+    throw InputError("checkpoint " + dir_ + ": " + name + " does not record where its piece of '" + key + "' begins");
+  }
+  if (begins[key].get<int64_t>() != begin) {
+    throw InputError("checkpoint " + dir_ + ": " + name + " holds '" + key + "' from element " +
+                     std::to_string(begins[key].get<int64_t>()) + ", the index reads it as from element " +
+                     std::to_string(begin) + " (an edited manifest)");
+  }
+}
+
 PieceReader::PieceReader(std::string dir, PieceIndex index) : dir_(std::move(dir)), index_(std::move(index)) {}
 
 const SafetensorsFile& PieceReader::file(const std::string& name) {
@@ -99,7 +114,9 @@ void PieceReader::read(const std::string& key, const std::vector<int64_t>& shape
     const int64_t lo = std::max(covered, p.begin), hi = std::min(end, p.begin + p.numel);
     if (hi <= lo) continue;
     if (lo > covered) break;  // a gap
-    at::Tensor stored = file(p.file).tensor(key).view({-1});
+    const SafetensorsFile& f = file(p.file);
+    CheckPieceBegin(f, p.file, key, p.begin);
+    at::Tensor stored = f.tensor(key).view({-1});
     if (stored.numel() != p.numel) {
       throw InputError("checkpoint " + dir_ + ": " + p.file + " holds " + std::to_string(stored.numel()) +
                        " elements of '" + key + "', the index says " + std::to_string(p.numel));

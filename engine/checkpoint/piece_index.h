@@ -29,6 +29,12 @@ struct IndexEntry {
   int64_t numel() const;
 };
 
+// The safetensors metadata key under which a shard file records where each of its pieces begins
+// ({key: begin}, JSON): the manifest's CRC-32 covers a file's bytes, not which range of a
+// tensor they are, so an index edited to read a piece from another rank's file of the same size
+// loaded it silently. Files without it (older saves, other writers) are read as the index says.
+inline constexpr const char* kPieceBeginsMetadata = "shardbench.piece_begins";
+
 class PieceIndex {
  public:
   // Records that `file` holds elements [begin, begin+numel) of `key`.
@@ -61,6 +67,8 @@ class PieceReader {
 
  private:
   const SafetensorsFile& file(const std::string& name);
+  // InputError when `f` records (kPieceBeginsMetadata) another begin for its piece of `key`.
+  void CheckPieceBegin(const SafetensorsFile& f, const std::string& name, const std::string& key, int64_t begin) const;
   std::string dir_;
   PieceIndex index_;
   std::map<std::string, std::shared_ptr<SafetensorsFile>> files_;

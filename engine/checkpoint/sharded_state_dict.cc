@@ -22,9 +22,11 @@ SaveReport SaveSharded(const StateDictTarget& target, const std::string& dir) {
   const std::string file = RankFileName("shard", rank, ws);
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   PieceIndex index;
+  nlohmann::json begins = nlohmann::json::object();  // kPieceBeginsMetadata: where each piece begins
   auto put = [&](const std::string& key, const std::vector<int64_t>& shape, const at::Tensor& t, int64_t begin) {
     tensors.push_back({key, t});
     index.add(key, shape, t.scalar_type(), file, begin, t.numel());
+    begins[key] = begin;
   };
   SaveReport r;
   AgreeOnErrors(target.comm, [&] {
@@ -40,7 +42,7 @@ SaveReport SaveSharded(const StateDictTarget& target, const std::string& dir) {
       put(StateKey(p.name, "exp_avg_sq"), p.shape, s.exp_avg_sq.narrow(0, at, numel), begin);
       put(StateKey(p.name, "step"), {}, at::scalar_tensor(s.step, at::kLong), 0);
     }
-    WriteSafetensors(writer.staging_path(file), tensors, {{"format", "pt"}});
+    WriteSafetensors(writer.staging_path(file), tensors, {{"format", "pt"}, {kPieceBeginsMetadata, begins.dump()}});
     r.bytes_this_rank = static_cast<int64_t>(std::filesystem::file_size(writer.staging_path(file)));
   });
   PieceIndex merged;

@@ -27,6 +27,11 @@ std::vector<Engine> RegisteredEngines() {
 template <typename T>
 T ReadScalar(const YAML::Node& n, const std::string& expected) {
   if (!n.IsScalar()) throw std::invalid_argument("expected " + expected);
+  // yaml-cpp reads `!!str 2` and `!foo 2` by their text: a tag that says otherwise is ignored.
+  if (n.Tag() != "?" && n.Tag() != "!" && !n.Tag().empty()) {
+    throw std::invalid_argument("expected " + expected + ", got '" + n.Scalar() + "' tagged '" + n.Tag() +
+                                "' (tags are not read: write the plain value)");
+  }
   try {
     return n.as<T>();
   } catch (const YAML::Exception&) {

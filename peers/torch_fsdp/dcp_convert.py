@@ -171,6 +171,7 @@ def to_shardbench(src, out):
     files = sorted({info.relative_path for info in md.storage_data.values()})
     world = len(files)
     per_file = {f: {} for f in files}
+    begins = {f: {} for f in files}  # engine/checkpoint/piece_index.h kPieceBeginsMetadata
     stored = _stored_chunks(md)
     index, steps = {}, []
     for key, value in flat.items():
@@ -187,10 +188,12 @@ def to_shardbench(src, out):
                 continue
             name = _rank_file(files.index(file), world)
             per_file[file][ours] = whole[begin:begin + numel].clone()
+            begins[file][ours] = begin
             entry["pieces"].append({"file": name, "begin": begin, "numel": numel})
     staging = _staging(out)
     for file, tensors in per_file.items():
-        save_file(tensors, os.path.join(staging, _rank_file(files.index(file), world)), metadata={"format": "pt"})
+        save_file(tensors, os.path.join(staging, _rank_file(files.index(file), world)),
+                  metadata={"format": "pt", "shardbench.piece_begins": json.dumps(begins[file])})
     content = {"engine": f"converted from torch.distributed.checkpoint ({os.path.abspath(src)})", "tensors": index,
                "optimizer": _optimizer_record(flat, steps)}
     _commit(staging, out, "sharded", world, content)
@@ -201,6 +204,7 @@ def to_shardbench(src, out):
 
 def _read_ours(src):
     """(manifest, {key: whole tensor}) of a shardbench SHARDED checkpoint, verified first."""
+    from safetensors import safe_open
     from safetensors.torch import load_file
     path = os.path.join(src, "manifest.json")
     if not os.path.isfile(path):
@@ -219,18 +223,20 @@ def _read_ours(src):
                 data = f.read()
             if len(data) != digest["bytes"] or zlib.crc32(data) != digest["crc32"]:
                 raise BadInput(f"{src}/{name}: size or CRC-32 differs from the manifest's (truncated or corrupt)")
-        loaded = {}
+        loaded, begins = {}, {}
         for name in m["files"]:
             try:
                 loaded[name] = load_file(os.path.join(src, name))
+                with safe_open(os.path.join(src, name), "pt") as f:
+                    begins[name] = json.loads((f.metadata() or {}).get("shardbench.piece_begins", "null"))
             except Exception as e:  # safetensors' own error for a damaged header
                 raise BadInput(f"{src}/{name}: not a safetensors file ({e})") from None
-        return m, {key: _assembled(path, key, e, loaded) for key, e in m["content"]["tensors"].items()}
+        return m, {key: _assembled(path, key, e, loaded, begins) for key, e in m["content"]["tensors"].items()}
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise BadInput(f"{path}: malformed ({type(e).__name__}: {e})") from None
 
 
-def _assembled(path, key, e, loaded):
+def _assembled(path, key, e, loaded, begins):
     """Tensor `key` whole from its pieces, each checked against the index as the C++ reader does
     (engine/checkpoint/piece_index.cc): a known dtype, a shape of sizes >= 0, pieces in listed files
     that cover it without a gap."""
@@ -251,6 +257,9 @@ def _assembled(path, key, e, loaded):
         # Pieces may overlap (each rank keeps a replicated scalar such as `step`), never leave a gap.
         if begin > covered or begin < 0 or count < 0 or begin + count > numel:
             raise BadInput(f"{where}: piece [{begin}, {begin + count}) does not continue [0, {covered}) within {numel}")
+        recorded = (begins.get(p["file"]) or {}).get(key, begin)  # where the file says its piece begins
+        if recorded != begin:
+            raise BadInput(f"{where}: '{p['file']}' holds it from element {recorded}, the index reads it from {begin}")
         piece = loaded[p["file"]][key]
         if piece.numel() != count or SAFETENSORS_DTYPES.get(piece.dtype) != e["dtype"]:
             raise BadInput(f"{where}: '{p['file']}' holds {piece.numel()} {piece.dtype} elements, the index says {count} {e['dtype']}")

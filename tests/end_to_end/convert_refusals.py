@@ -132,6 +132,15 @@ refused("to-dcp", edited("nan", lambda m, d: None, recrc=lambda t: t.replace('"w
         "ours-manifest-nan", "NaN is not JSON")
 
 
+def swap_piece_file(m, d):
+    """lm_head's second piece read from the first rank's file, which holds a piece of the same size."""
+    pieces = tensor(m)["pieces"]
+    pieces[1]["file"] = pieces[0]["file"]
+
+
+refused("to-dcp", edited("swapped", swap_piece_file), "ours-piece-from-another-rank", "the index reads it from")
+
+
 def truncate_shard(m, d):
     os.truncate(os.path.join(d, sorted(m["files"])[0]), 40)
 

@@ -7,7 +7,8 @@ files (issue W2 4/7):
   (3) kill -9 of the launcher: its ranks die with it, its index names the instance it ran;
   (4) a failed fork of the third rank: exit 3 and the two ranks already started are gone;
   (5) links planted in --out (the result file, a rank's log): written around, never through;
-  (6) a SIGSTOPped rank 1: the job ends naming rank 1, not the rank that timed out waiting.
+  (6) a SIGSTOPped rank 1: the job ends naming rank 1, not the rank that timed out waiting;
+  (7) an --out that starts with '-' runs (its paths reach the ranks as paths, not options).
 
     faults.py SHARDBENCH SOURCE_DIR OUT_DIR
 """
@@ -189,3 +190,11 @@ message = json.load(open(os.path.join(st, "index.json")))["instances"][0]["messa
 if launcher.returncode != 3 or not message.startswith("rank 1 was stopped by signal"):
     fail(f"SIGSTOPped rank 1: exit {launcher.returncode}, message: {message[:300]}")
 print(f"rank 1 SIGSTOPped: exit 3, '{message[:70]}...'")
+
+# (7) An --out that starts with '-' is a directory, not an option of the ranks' command line
+# (before: "rank 1 exited with code 2" and nothing said why).
+dash = subprocess.run([binary, "run", SMOKE, "--quiet", "--out", "-dash", *SHORT], cwd=out, stdout=subprocess.PIPE,
+                      stderr=subprocess.STDOUT, text=True, timeout=180)
+if dash.returncode != 0 or not os.path.isfile(os.path.join(out, "-dash", "index.json")):
+    fail(f"--out -dash: exit {dash.returncode}\n{dash.stdout[-2000:]}")
+print("--out -dash: ran, its results under ./-dash")

@@ -198,5 +198,26 @@ TEST(StateDictRefusal, NonFiniteValueIsNamedAtLoad) {
   ExpectRefused(2, {"sharded", "flat-orig", dir}, name + ": tensor '" + poisoned + "' holds nan at element [");
 }
 
+// Each shard file records where its pieces begin: an index edited to read a piece from another
+// rank's file of the same size (the CRC-32s still hold) is refused, not loaded as the wrong half.
+TEST(StateDictRefusal, APieceReadFromAnotherRanksFileIsRefused) {
+  const std::string dir = SaveOne(testing::MakeTempDir("refuse_swapped"), "sharded", "flat-orig", 2);
+  nlohmann::json manifest = nlohmann::json::parse(std::ifstream(dir + "/manifest.json"));
+  std::string key;
+  int64_t second_begin = 0;
+  for (auto& [name, entry] : manifest["content"]["tensors"].items()) {
+    auto& pieces = entry["pieces"];
+    if (pieces.size() == 2 && pieces[0]["numel"] == pieces[1]["numel"] && pieces[0]["file"] != pieces[1]["file"]) {
+      pieces[1]["file"] = pieces[0]["file"];
+      key = name, second_begin = pieces[1]["begin"].get<int64_t>();
+      break;
+    }
+  }
+  ASSERT_FALSE(key.empty()) << "no tensor split in two equal pieces";
+  std::ofstream(dir + "/manifest.json") << manifest.dump(1);
+  ExpectRefused(2, {"sharded", "flat-orig", dir}, "holds '" + key + "' from element 0, the index reads it as from element " +
+                                                      std::to_string(second_begin));
+}
+
 }  // namespace
 }  // namespace shardbench

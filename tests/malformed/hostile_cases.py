@@ -96,6 +96,8 @@ def repeated_and_impossible(ctx):
                 text=lambda t: t.replace('"median":', '"median": 1e12, "median":', 1)),
         damaged("status-key-repeated", lambda r: None, ["key \"status\" appears twice"],
                 text=lambda t: t.replace('"status":', '"status": "ok", "status":', 1)),
+        damaged("metric-name-empty", lambda r: r["metrics"][0].__setitem__("name", ""), ["field \"metrics", "a metric name"]),
+        damaged("metric-name-control", lambda r: r["metrics"][0].__setitem__("name", "step\u0000time"), ["a metric name"]),
         damaged("negative-throughput", negate("tokens_per_s", "samples"), ["metrics.tokens_per_s.samples[0]", "never negative"]),
         damaged("negative-step-time", negate("step_time", "median"), ["metrics.step_time.median", "never negative"]),
         damaged("negative-bytes", lambda r: set_per_rank(r, -1), ["metrics.peak_allocated.per_rank[0]", "never negative"]),
@@ -223,6 +225,10 @@ def more_hostile(ctx):
     c += [
         {"name": "yaml-two-documents", "files": {"s.yaml": BASE + "---\nname: second\n"}, "argv": ["show", "{case}/s.yaml"],
          "says": ["{case}/s.yaml:20", "a second YAML document"]},
+        {"name": "yaml-tag-str", "files": {"s.yaml": BASE.replace("steps: 2", "steps: !!str 2")},
+         "argv": ["show", "{case}/s.yaml"], "says": ["{case}/s.yaml:12", "train.steps", "tagged"]},
+        {"name": "yaml-tag-local", "files": {"s.yaml": BASE.replace("steps: 2", "steps: !foo 2")},
+         "argv": ["show", "{case}/s.yaml"], "says": ["{case}/s.yaml:12", "train.steps", "'!foo'"]},
         {"name": "merge-out-empty", "argv": ["merge", prev, prev, "--out", ""], "says": ["merge --out", "empty"]},
     ]
     for key, value in {"hidden_act": "gelu", "attention_bias": True, "mlp_bias": True, "torch_dtype": "float7"}.items():
