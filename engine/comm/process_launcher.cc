@@ -266,6 +266,11 @@ int InterruptReceived() { return g_interrupt_received; }
 LaunchResult LaunchLocalRanks(const LaunchSpec& spec) {
   if (spec.nproc < 1) throw InputError("--nproc must be at least 1, got " + std::to_string(spec.nproc));
   if (spec.argv.empty()) throw std::invalid_argument("launcher: empty argv");
+  if (g_interrupt_received) {  // a later launch of an interrupted process (shrink, matrix) starts nothing
+    LaunchResult refused;
+    refused.message = std::string("not started: the run was interrupted (") + strsignal(g_interrupt_received) + ")";
+    return refused;
+  }
   const int port = spec.master_port ? spec.master_port : PickFreePort(spec.master_addr);
 
   // SIGINT/SIGTERM while the ranks run are forwarded to them (RunningRanks::watch), then restored.
