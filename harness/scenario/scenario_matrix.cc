@@ -39,7 +39,26 @@ std::vector<Axis> ReadAxes(const YAML::Node& matrix, const std::string& path) {
       throw InputError(YamlLocation(path, kv.second) + ": matrix axis '" + key + "' must be a non-empty list of values");
     }
     Axis axis{key, {}};
-    for (const auto& v : kv.second) axis.values.push_back(v);
+    std::vector<std::pair<std::string, std::string>> read;  // each value as the field reads it, as written
+    for (const auto& v : kv.second) {
+      axis.values.push_back(v);
+      // Two values written differently that read alike (0.01 and 1e-2) would make two instances
+      // of one configuration. A value the field refuses is named later, at its instance.
+      Scenario probe;
+      try {
+        FindScenarioField(key)->set(probe, v);
+      } catch (const std::exception&) {
+        continue;
+      }
+      const std::string as_read = YAML::Dump(FindScenarioField(key)->get(probe));
+      for (const auto& [other, written] : read) {
+        if (other == as_read) {
+          throw InputError(YamlLocation(path, v) + ": matrix axis '" + key + "': '" + ScalarText(v) + "' reads as '" +
+                           written + "' does (" + as_read + "): two instances of one configuration");
+        }
+      }
+      read.push_back({as_read, ScalarText(v)});
+    }
     axes.push_back(axis);
   }
   return axes;

@@ -178,6 +178,8 @@ def hostile_pass(ctx):
          "argv": ["show", "{case}/s.yaml"], "says": ["{case}/s.yaml:22", "removes every instance"]},
         {"name": "matrix-exclude-off-axis", "files": {"s.yaml": matrix + "  - {train.steps: 7}\n"},
          "argv": ["show", "{case}/s.yaml"], "says": ["{case}/s.yaml:22", "'7' is not one of the axis's values [1, 2]"]},
+        {"name": "matrix-values-read-alike", "files": {"s.yaml": BASE + "matrix:\n  train.lr: [0.01, 1e-2]\n"},
+         "argv": ["show", "{case}/s.yaml"], "says": ["{case}/s.yaml:20", "'1e-2' reads as '0.01' does"]},
         {"name": "matrix-exclude-list-value", "files": {"s.yaml": matrix + "  - {train.steps: [1, 2]}\n"},
          "argv": ["show", "{case}/s.yaml"], "says": ["{case}/s.yaml:22", "a list or mapping"]},
     ]
