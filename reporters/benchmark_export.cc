@@ -102,8 +102,8 @@ void AppendGoogleBenchmarkMetric(const Exported& e, size_t family, nlohmann::jso
   }
   if (launches.size() > 1) {
     const double mean = Mean(launches), sd = StdDev(launches);
-    const std::vector<std::pair<const char*, double>> aggregates = {
-        {"mean", mean}, {"median", e.value}, {"stddev", sd}, {"cv", mean != 0 ? sd / mean : 0}};
+    std::vector<std::pair<const char*, double>> aggregates = {{"mean", mean}, {"median", e.value}, {"stddev", sd}};
+    if (mean != 0) aggregates.push_back({"cv", sd / mean});  // undefined over launches that were all 0: left out
     for (const auto& [name, value] : aggregates) {
       const bool cv = std::string(name) == "cv";
       nlohmann::json a = GoogleBenchmarkEntry(e, family, launches.size(), value);

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "reporters/config_diff.h"
 #include "reporters/format.h"
 #include "reporters/multiple_testing.h"
 #include "reporters/peer_warnings.h"
@@ -81,17 +82,6 @@ void ApplyHolds(MetricComparison& c, const MetricRule& rule, bool has_current) {
   };
   if (rule.at_least && c.current < *rule.at_least) violated("at least", *rule.at_least);
   if (rule.at_most && c.current > *rule.at_most) violated("at most", *rule.at_most);
-}
-
-// The scenario fields that differ between two resolved configs ("train.steps 20 -> 10").
-void DiffConfig(const nlohmann::json& a, const nlohmann::json& b, const std::string& prefix, std::vector<std::string>& out) {
-  if (a.is_object() && b.is_object()) {
-    for (auto it = a.begin(); it != a.end(); ++it) {
-      DiffConfig(it.value(), b.contains(it.key()) ? b[it.key()] : nlohmann::json(), prefix + (prefix.empty() ? "" : ".") + it.key(), out);
-    }
-    return;
-  }
-  if (a != b) out.push_back(prefix + " " + a.dump() + " -> " + b.dump());
 }
 
 }  // namespace
@@ -268,12 +258,12 @@ struct PendingRule {
 // What says the two sides did not run the same thing: the scenario and library versions.
 void NoteDifferences(const std::string& instance, const StoredResult& br, const StoredResult& cr, Comparison& out) {
   std::vector<std::string> diffs;
-  DiffConfig(br.config, cr.config, "", diffs);
+  for (const auto& c : DiffConfig(br.config, cr.config)) diffs.push_back(c.text());
   if (!diffs.empty()) out.scenario_changes.emplace_back(instance, diffs);
   // A version matrix: the libraries each side ran (the peer's torch, transformers, peft, or
   // our own build's torch), so a regression reads as one between versions.
   std::vector<std::string> versions;
-  DiffConfig(br.peer, cr.peer, "peer", versions);
+  for (const auto& c : DiffConfig(br.peer, cr.peer, "peer")) versions.push_back(c.text());
   if (br.torch.value_or("") != cr.torch.value_or("")) {
     versions.push_back("torch \"" + br.torch.value_or("") + "\" -> \"" + cr.torch.value_or("") + "\"");
   }

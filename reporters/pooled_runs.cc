@@ -5,6 +5,7 @@
 
 #include "engine/common/durable_file.h"
 #include "engine/common/error.h"
+#include "reporters/config_diff.h"
 #include "reporters/launch_merge.h"
 #include "reporters/results_writer.h"
 #include "reporters/run_result.h"
@@ -12,22 +13,6 @@
 namespace shardbench {
 
 namespace {
-
-// The first field where two resolved configs differ ("train.lr"), or "" when equal.
-std::string FirstDifference(const nlohmann::json& a, const nlohmann::json& b, const std::string& path = "") {
-  if (a.is_object() && b.is_object()) {
-    for (const auto& [key, value] : a.items()) {
-      const std::string here = path.empty() ? key : path + "." + key;
-      if (!b.contains(key)) return here;
-      if (std::string d = FirstDifference(value, b[key], here); !d.empty()) return d;
-    }
-    for (const auto& [key, value] : b.items()) {
-      if (!a.contains(key)) return path.empty() ? key : path + "." + key;
-    }
-    return "";
-  }
-  return a == b ? "" : (path.empty() ? "(config)" : path);
-}
 
 // Pooled launches are independent repetitions of one configuration: the same launch twice would
 // be counted as two (five copies of one run made a U test "significant"), and two scenarios
@@ -41,10 +26,12 @@ void RefuseUnpoolable(const std::string& instance, const std::vector<LaunchResul
                          instance + "' (run_id " + a.run_id + "): pooled twice it would count as two");
       }
     }
-    const std::string d = FirstDifference(launches[0].result.config, launches[i].result.config);
-    if (!d.empty()) {
+    const nlohmann::json &first = launches[0].result.config, &other = launches[i].result.config;
+    auto changes = DiffConfig(first, other, "scenario.config");
+    if (changes.empty()) changes = DiffConfig(other, first, "scenario.config");  // a field only the other has
+    if (!changes.empty()) {
       throw InputError("merge: '" + instance + "' ran another scenario in " + launches[i].label + " than in " +
-                       launches[0].label + " (scenario.config." + d + " differs): only repetitions of one scenario pool");
+                       launches[0].label + " (" + changes[0].field + " differs): only repetitions of one scenario pool");
     }
   }
 }

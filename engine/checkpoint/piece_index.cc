@@ -74,11 +74,9 @@ PieceIndex PieceIndex::FromJson(const nlohmann::json& j, const std::string& wher
   return index;
 }
 
-void PieceReader::CheckPieceBegin(const SafetensorsFile& f, const std::string& name, const std::string& key,
-                                  int64_t begin) const {
-  const auto it = f.metadata().find(kPieceBeginsMetadata);
-  if (it == f.metadata().end()) return;
-  const nlohmann::json begins = nlohmann::json::parse(it->second, nullptr, /*allow_exceptions=*/false);
+void PieceReader::CheckPieceBegin(const std::string& name, const std::string& key, int64_t begin) const {
+  const nlohmann::json& begins = begins_.at(name);
+  if (begins.is_null()) return;  // a file that does not record them (older saves, other writers)
   if (!begins.is_object() || !begins.contains(key) || !begins[key].is_number_integer()) {
     throw InputError("checkpoint " + dir_ + ": " + name + " does not record where its piece of '" + key + "' begins");
   }
@@ -93,7 +91,13 @@ PieceReader::PieceReader(std::string dir, PieceIndex index) : dir_(std::move(dir
 
 const SafetensorsFile& PieceReader::file(const std::string& name) {
   auto it = files_.find(name);
-  if (it == files_.end()) it = files_.emplace(name, SafetensorsFile::Open((std::filesystem::path(dir_) / name).string())).first;
+  if (it == files_.end()) {
+    it = files_.emplace(name, SafetensorsFile::Open((std::filesystem::path(dir_) / name).string())).first;
+    const auto recorded = it->second->metadata().find(kPieceBeginsMetadata);
+    begins_[name] = recorded == it->second->metadata().end()
+                        ? nlohmann::json()
+                        : nlohmann::json::parse(recorded->second, nullptr, /*allow_exceptions=*/false);
+  }
   return *it->second;
 }
 
@@ -115,7 +119,7 @@ void PieceReader::read(const std::string& key, const std::vector<int64_t>& shape
     if (hi <= lo) continue;
     if (lo > covered) break;  // a gap
     const SafetensorsFile& f = file(p.file);
-    CheckPieceBegin(f, p.file, key, p.begin);
+    CheckPieceBegin(p.file, key, p.begin);
     at::Tensor stored = f.tensor(key).view({-1});
     if (stored.numel() != p.numel) {
       throw InputError("checkpoint " + dir_ + ": " + p.file + " holds " + std::to_string(stored.numel()) +

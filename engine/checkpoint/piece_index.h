@@ -67,11 +67,12 @@ class PieceReader {
 
  private:
   const SafetensorsFile& file(const std::string& name);
-  // InputError when `f` records (kPieceBeginsMetadata) another begin for its piece of `key`.
-  void CheckPieceBegin(const SafetensorsFile& f, const std::string& name, const std::string& key, int64_t begin) const;
+  // InputError when file `name` records (kPieceBeginsMetadata) another begin for its piece of `key`.
+  void CheckPieceBegin(const std::string& name, const std::string& key, int64_t begin) const;
   std::string dir_;
   PieceIndex index_;
   std::map<std::string, std::shared_ptr<SafetensorsFile>> files_;
+  std::map<std::string, nlohmann::json> begins_;  // per file, its kPieceBeginsMetadata parsed once (null: none)
   int64_t bytes_read_ = 0;
 };
 

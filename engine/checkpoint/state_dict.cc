@@ -108,11 +108,11 @@ void RestoreOptimizerMeta(optim::AdamW& optimizer, const nlohmann::json& meta, c
       }
     }
     const std::string impl = meta.at("impl").get<std::string>();
-    bool known = false;
-    for (auto i : {optim::AdamWImpl::kForLoop, optim::AdamWImpl::kForeach, optim::AdamWImpl::kFused}) {
-      known |= impl == optim::AdamWImplName(i);
+    try {
+      optim::ParseAdamWImpl(impl);
+    } catch (const InputError&) {
+      throw InputError("checkpoint " + dir + ": optimizer impl '" + impl + "' is not an AdamW implementation");
     }
-    if (!known) throw InputError("checkpoint " + dir + ": optimizer impl '" + impl + "' is not an AdamW implementation");
     optimizer.set_steps_taken(steps);
   } catch (const nlohmann::json::exception& e) {
     throw InputError("checkpoint " + dir + ": optimizer metadata malformed: " + e.what());

@@ -44,13 +44,14 @@ std::vector<Axis> ReadAxes(const YAML::Node& matrix, const std::string& path) {
       axis.values.push_back(v);
       // Two values written differently that read alike (0.01 and 1e-2) would make two instances
       // of one configuration. A value the field refuses is named later, at its instance.
+      const ScenarioField& field = *FindScenarioField(key);
       Scenario probe;
       try {
-        FindScenarioField(key)->set(probe, v);
+        field.set(probe, v);
       } catch (const std::exception&) {
         continue;
       }
-      const std::string as_read = YAML::Dump(FindScenarioField(key)->get(probe));
+      const std::string as_read = YAML::Dump(field.get(probe));
       for (const auto& [other, written] : read) {
         if (other == as_read) {
           throw InputError(YamlLocation(path, v) + ": matrix axis '" + key + "': '" + ScalarText(v) + "' reads as '" +
