@@ -107,29 +107,30 @@ def slowdowns(a):
     pool = a.pool or tempfile.mkdtemp(prefix="gate-quality-")
     planted = lambda pct: [f"failpoints=[slow_{a.planted}_{pct}pct]"]
     b = lambda pct: f"B{pct}" + ("" if a.planted == "step" else f"-{a.planted}")  # pool directories by variant
-    variants = {"A0": [], "A1": [], b(5): planted(5), b(10): planted(10), b(20): planted(20)}
+    variants = {"A0": [], "A1": [], **{b(pct): planted(pct) for pct in a.percents}}
     print(f"gate-quality: {a.rounds} rounds of {', '.join(variants)} launches of {a.scenario} (planted: slow_{a.planted}_*pct)"
           f" into {pool}", flush=True)
     for r in range(a.rounds):
-        for v, fp in variants.items():
+        order = list(variants.items())
+        for v, fp in (order if r % 2 == 0 else reversed(order)):  # drift hits every variant alike
             out = os.path.join(pool, f"{v}-{r}")
             if not os.path.exists(os.path.join(out, "index.json")):
                 launch(a.bin, a.scenario, out, ["checks.loss_parity=false", *a.overrides, *fp])
     dirs = lambda v: [os.path.join(pool, f"{v}-{r}") for r in range(a.rounds)]
     A = dirs("A0") + dirs("A1")
-    B = {5: dirs(b(5)), 10: dirs(b(10)), 20: dirs(b(20))}
+    B = {pct: dirs(b(pct)) for pct in a.percents}
     policy = tokens_only_policy(a.policy, os.path.join(pool, f"{a.metric}-only-policy.yaml"), a.metric)
     base = median_tokens(A, a.metric)
     print(f"pool: {len(A)} A launches, {a.rounds} of each B; median tokens/s A {base:.0f}, " +
           ", ".join(f"B{k} {median_tokens(v, a.metric):.0f} ({median_tokens(v, a.metric) / base - 1:+.1%})" for k, v in B.items()), flush=True)
     rng = random.Random(20261203)
     predictions = []  # (effect, mde, detected)
-    for reps in (10, 5):
+    for reps in a.sides:
         if 2 * reps > len(A) or reps > a.rounds:
             print(f"{reps} launches a side: pool too small")
             continue
         line = [f"{reps:2d} launches a side:"]
-        for case in ["A/A"] + [5, 10, 20]:
+        for case in ["A/A"] + a.percents:
             outcomes = []
             for _ in range(20):
                 if case == "A/A":
@@ -221,6 +222,10 @@ def main():
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--planted", choices=["step", "optimizer", "collectives"], default="step",
                    help="slowdowns: which failpoints slow B down (slow_<planted>_5pct / 10pct / 20pct)")
+    p.add_argument("--percents", type=lambda v: [int(x) for x in v.split(",")], default=[5, 10, 20],
+                   help="slowdowns: which of the planted slowdowns (5,10,20) to launch")
+    p.add_argument("--sides", type=lambda v: [int(x) for x in v.split(",")], default=[10, 5],
+                   help="slowdowns: launches a side of the comparisons drawn from the pool")
     p.add_argument("--metric", default="tokens_per_s", help="slowdowns: the throughput metric gated (higher is better)")
     p.add_argument("--planted-launches", type=int, default=5, help="instructions: launches of each planted slowdown")
     p.add_argument("--tolerance", type=float, default=0.01, help="instructions: the gate's tolerance on instructions_per_step")

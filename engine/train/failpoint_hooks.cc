@@ -32,26 +32,32 @@ class Failpoints : public StepHooks {
   }
 
   void after_optimizer(comm::Communicator* comm, double elapsed, double blocked) override {
-    // slow_step_5pct / 10pct / 20pct: a known slowdown for measuring the gate. It spins rather
-    // than sleeps: extra work holds the core as real compute would (a sleeping rank hands its
-    // core to the other ranks' threads, which hides most of the delay on a small host).
-    const double slow = FailpointActive("slow_step_20pct")   ? 0.20
-                        : FailpointActive("slow_step_10pct") ? 0.10
-                        : FailpointActive("slow_step_5pct")  ? 0.05
-                                                             : 0.0;
-    const double spin = slow * elapsed;
     // straggler_rank1: rank 1 alone stays away twice as long as it was busy so far this step,
     // so its busy time triples while its peers wait for it in their next collective (their
     // step times grow too: only busy time tells the straggler apart). Three times, not two: on
     // a host with fewer cores than ranks the peers' busy time includes waiting for a core, which
     // pulled a doubled rank's ratio down to 1.2-1.9 here, too close to an even job's 0.8-1.1.
-    // It sleeps where the slowdowns above spin: a real straggler is slow on its own hardware,
+    // It sleeps where slow_step_*pct (below) spins: a real straggler is slow on its own hardware,
     // and a spinning rank on a host with fewer cores than ranks would take its peers' cores,
     // lengthening their busy time too (measured on 2 cores, 3 ranks: ratio ~1.25 spinning
     // against ~1.4-1.9 sleeping).
     if (FailpointActive("straggler_rank1") && comm && comm->rank() == 1) {
       std::this_thread::sleep_for(std::chrono::duration<double>(2 * (elapsed - blocked)));
     }
+  }
+
+  void before_step_ends(double elapsed) override {
+    // slow_step_5pct / 10pct / 20pct: a known slowdown for measuring the gate, the step X% longer
+    // than it was. It spins rather than sleeps: extra work holds the core as real compute would
+    // (a sleeping rank hands its core to the other ranks' threads, which hides most of the delay
+    // on a small host). It spins after the loss read, every rank past the step's last
+    // collective: spun before it (as until 2026-12-07), part of the spin hid in a peer's wait and
+    // in Gloo's thread waiting for the pinned core, and "10%" slowed smoke at world size 2 by about 5%.
+    const double slow = FailpointActive("slow_step_20pct")   ? 0.20
+                        : FailpointActive("slow_step_10pct") ? 0.10
+                        : FailpointActive("slow_step_5pct")  ? 0.05
+                                                             : 0.0;
+    const double spin = slow * elapsed;
     if (spin > 0) {
       profile::ScopedSpan span("failpoint", "failpoint spin");  // stands in for compute
       const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));

@@ -16,10 +16,13 @@ class StepHooks {
   // After the optimizer step, before the loss is read (the step's timer still runs):
   // `elapsed` seconds since the step began, `blocked` of them waiting in collectives.
   virtual void after_optimizer(comm::Communicator* comm, double elapsed, double blocked) {}
+  // After the loss is read, the step's last collective done on every rank (the timer still
+  // runs): work here lengthens the step by itself, none of it hidden in a peer's wait.
+  virtual void before_step_ends(double elapsed) {}
 };
 
-// The failpoints as hooks: rank1_fails and rank1_lost_once before a step; slow_step_*pct and
-// straggler_rank1 after the optimizer (engine/train/failpoint_hooks.cc says how each acts).
+// The failpoints as hooks: rank1_fails and rank1_lost_once before a step; straggler_rank1 after
+// the optimizer; slow_step_*pct as the step ends (engine/train/failpoint_hooks.cc says how each acts).
 StepHooks* FailpointHooks();
 
 }  // namespace shardbench::train

@@ -94,6 +94,7 @@ StepTimes Trainer::step(const std::vector<model::Batch>& micro_batches) {
   }
   t.loss = losses[0].item<double>();
   t.local_loss = losses[1].item<double>() / static_cast<double>(micro_batches.size());
+  if (options_.hooks) options_.hooks->before_step_ends(Since(start));
   t.seconds = Since(start);
   t.comm_wait = blocked();
   return t;

@@ -4,12 +4,17 @@
 
 #include <ATen/ATen.h>
 
+#include <chrono>
 #include <cmath>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "engine/model/llama.h"
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/adamw.h"
 #include "engine/optim/param_groups.h"
+#include "engine/train/step_hooks.h"
 #include "engine/train/trainer.h"
 #include "tests/support/multi_rank.h"
 
@@ -45,6 +50,38 @@ TEST(ReferenceTraining, DataParallelWs2EqualsOneProcessWithDoubledBatch) {
 TEST(ReferenceTraining, DataParallelWs2LoraEqualsOneProcess) {
   auto run = testing::RunRankWorker(2, {"dp-parity", "lora"});
   EXPECT_TRUE(run.result.ok) << testing::Describe(run);
+}
+
+// The hooks' places in a step (the failpoints rely on them): slow_step_*pct acts in
+// before_step_ends, after the loss read, and what it does there is inside the step's time.
+class RecordingHooks : public train::StepHooks {
+ public:
+  std::vector<std::string> calls;
+  double optimizer_elapsed = -1, end_elapsed = -1;
+  void before_step(comm::Communicator*, bool) override { calls.push_back("before_step"); }
+  void after_optimizer(comm::Communicator*, double elapsed, double) override {
+    calls.push_back("after_optimizer");
+    optimizer_elapsed = elapsed;
+  }
+  void before_step_ends(double elapsed) override {
+    calls.push_back("before_step_ends");
+    end_elapsed = elapsed;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+};
+
+TEST(ReferenceTraining, TheLastHookRunsAfterTheLossReadAndInsideTheStepTime) {
+  auto m = model::BuildInitializedLlama(model::NamedLlamaConfig("tiny"), {}, 1, at::TensorOptions());
+  optim::AdamW opt(optim::MakeParamGroups(*m, 1e-2, 0.0, true));
+  RecordingHooks hooks;
+  train::TrainerOptions options;
+  options.hooks = &hooks;
+  train::Trainer trainer(*m, opt, nullptr, nullptr, options);
+  model::SyntheticData data(1, 256, 32);
+  const train::StepTimes t = trainer.step(data.batch(0, 0, 2));
+  EXPECT_EQ(hooks.calls, (std::vector<std::string>{"before_step", "after_optimizer", "before_step_ends"}));
+  EXPECT_GE(hooks.end_elapsed, hooks.optimizer_elapsed);
+  EXPECT_GE(t.seconds, hooks.end_elapsed + 0.05);  // the hook's 50 ms are the step's
 }
 
 }  // namespace
