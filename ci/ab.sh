@@ -8,7 +8,11 @@
 # (then the last verdict stands: UNJUDGED or UNDERPOWERED say the budget was too small).
 #
 #   ci/ab.sh BASE_BUILD CURRENT_BUILD SUITE [--out DIR] [--policy FILE] [--target-mde 0.05]
-#            [--min-rounds 5] [--max-rounds 20] [--budget-s 3600] [-- key=value overrides]
+#            [--min-rounds 5] [--max-rounds 20] [--budget-s 3600] [--unpaired] [-- key=value overrides]
+#
+# The comparison pairs the two builds' launches of each round (`compare --paired`: Wilcoxon's
+# signed-rank test over the rounds' ratios), which cancels what the runner's speed does between
+# rounds; --unpaired tests the two pools as unordered samples (Mann-Whitney U) instead.
 #
 # BASE_BUILD / CURRENT_BUILD: a shardbench binary or a build directory holding one. Writes
 # DIR/A/round-N, DIR/B/round-N (every launch), DIR/pooled-N/{A,B} and DIR/compare.md,
@@ -16,13 +20,13 @@
 # 3 infrastructure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-usage() { sed -n '2,18p' "$0" >&2; exit 2; }
+usage() { sed -n '2,20p' "$0" >&2; exit 2; }
 [ $# -ge 3 ] || usage
 binary() { if [ -d "$1" ]; then echo "$1/shardbench"; else echo "$1"; fi; }
 A=$(binary "$1") B=$(binary "$2") suite=$3
 shift 3
 out=ab-$(date -u +%Y%m%dT%H%M%SZ) policy=$root/ci/nightly-policy.yaml target_mde=0.05
-min_rounds=5 max_rounds=20 budget_s=3600 overrides=()
+min_rounds=5 max_rounds=20 budget_s=3600 overrides=() paired=(--paired)
 while [ $# -gt 0 ]; do
   case $1 in
     --out) out=$2; shift 2 ;;
@@ -31,6 +35,7 @@ while [ $# -gt 0 ]; do
     --min-rounds) min_rounds=$2; shift 2 ;;
     --max-rounds) max_rounds=$2; shift 2 ;;
     --budget-s) budget_s=$2; shift 2 ;;
+    --unpaired) paired=(); shift ;;
     --) shift; overrides=("$@"); break ;;
     *) echo "ci/ab.sh: unknown argument '$1'" >&2; usage ;;
   esac
@@ -59,7 +64,7 @@ for ((round = 1; round <= max_rounds; round++)); do
   "$B" merge "$out"/A/round-* --out "$pooled/A" >/dev/null
   "$B" merge "$out"/B/round-* --out "$pooled/B" >/dev/null
   gate=0
-  line=$("$B" compare "$pooled/A" "$pooled/B" --policy "$policy" --max-mde "$target_mde" --quiet \
+  line=$("$B" compare "$pooled/A" "$pooled/B" --policy "$policy" --max-mde "$target_mde" --quiet "${paired[@]}" \
            --markdown "$out/compare.md" --junit "$out/junit.xml" --html "$out/dashboard.html") || gate=$?
   [ "$gate" -ge 2 ] && { echo "ci/ab.sh: compare failed (exit $gate)" >&2; exit "$gate"; }
   verdict=${line%%:*}

@@ -58,19 +58,19 @@ def pooled(bin_, launch_dirs, where):
     return where
 
 
-def compare(bin_, base_dirs, cur_dirs, policy, metric="tokens_per_s"):
+def compare(bin_, base_dirs, cur_dirs, policy, metric="tokens_per_s", extra=()):
     """(colour, the metric's verdict, its reported MDE or None, console text) for one comparison.
 
     The metric's verdict is what is measured: a failed check (a learning check on a short run)
     would make the colour RED whatever the timings did."""
     with tempfile.TemporaryDirectory() as t:
         return judge(bin_, pooled(bin_, base_dirs, os.path.join(t, "b")), pooled(bin_, cur_dirs, os.path.join(t, "c")),
-                     policy, metric)
+                     policy, metric, extra)
 
 
-def judge(bin_, b, c, policy, metric="tokens_per_s"):
+def judge(bin_, b, c, policy, metric="tokens_per_s", extra=()):
     """compare of two run directories: (colour, the metric's verdict, its MDE, console text)."""
-    p = run([bin_, "compare", b, c, "--policy", policy])
+    p = run([bin_, "compare", b, c, "--policy", policy, *extra])
     if p.returncode not in (0, 1):
         sys.exit("compare failed: " + p.stderr)
     colour = p.stdout.strip().splitlines()[-1].split(":")[0]
@@ -125,7 +125,7 @@ def slowdowns(a):
           ", ".join(f"B{k} {median_tokens(v, a.metric):.0f} ({median_tokens(v, a.metric) / base - 1:+.1%})" for k, v in B.items()), flush=True)
     rng = random.Random(20261203)
     predictions = []  # (effect, mde, detected)
-    for reps in a.sides:
+    for reps in ([] if a.paired_only else a.sides):
         if 2 * reps > len(A) or reps > a.rounds:
             print(f"{reps} launches a side: pool too small")
             continue
@@ -153,11 +153,19 @@ def slowdowns(a):
                     if mde is not None:
                         predictions.append((effect, mde, verdict == "regression"))
         print("; ".join(line), flush=True)
+    # The same pool paired by round (ci/gate_quality_paired.py): what interleaving buys when the
+    # test knows which launches ran side by side.
+    import gate_quality_paired
+    for reps in a.sides:
+        if reps <= a.rounds:
+            print(gate_quality_paired.paired_report(a, dirs("A0"), dirs("A1"), {pct: dirs(b(pct)) for pct in a.percents},
+                                                    reps, policy), flush=True)
     above = [d for e, m, d in predictions if e >= m]
     below = [d for e, m, d in predictions if e < m]
-    print(f"MDE as a prediction (effects as measured in the pool): at or above the reported MDE detected {sum(above)}/{len(above)}"
-          f" ({(sum(above) / len(above)) if above else float('nan'):.0%}); below it {sum(below)}/{len(below)}"
-          f" ({(sum(below) / len(below)) if below else float('nan'):.0%})", flush=True)
+    if predictions:
+        print(f"MDE as a prediction (effects as measured in the pool): at or above the reported MDE detected "
+              f"{sum(above)}/{len(above)} ({(sum(above) / len(above)) if above else float('nan'):.0%}); below it "
+              f"{sum(below)}/{len(below)} ({(sum(below) / len(below)) if below else float('nan'):.0%})", flush=True)
     for t in range(a.auto_trials):
         sides = {}
         for v, fp in (("A", []), (b(20), planted(20))):
@@ -226,6 +234,7 @@ def main():
                    help="slowdowns: which of the planted slowdowns (5,10,20) to launch")
     p.add_argument("--sides", type=lambda v: [int(x) for x in v.split(",")], default=[10, 5],
                    help="slowdowns: launches a side of the comparisons drawn from the pool")
+    p.add_argument("--paired-only", action="store_true", help="slowdowns: only the paired analysis of the pool")
     p.add_argument("--metric", default="tokens_per_s", help="slowdowns: the throughput metric gated (higher is better)")
     p.add_argument("--planted-launches", type=int, default=5, help="instructions: launches of each planted slowdown")
     p.add_argument("--tolerance", type=float, default=0.01, help="instructions: the gate's tolerance on instructions_per_step")

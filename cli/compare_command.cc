@@ -61,6 +61,7 @@ int CompareCommand(const CompareArgs& args) {
   const ResultSet current = LoadResultSet(args.current);
   GatePolicy policy = args.policy.empty() ? DefaultGatePolicy() : LoadGatePolicy(args.policy);
   if (args.max_mde) policy.sampled_defaults.max_mde = CheckRelativeChange(*args.max_mde, "--max-mde");
+  policy.paired = args.paired;
   std::optional<History> history;
   if (!args.history.empty()) history = BuildHistory(LoadHistory(args.history), "*", "*");
   const Comparison c = Compare(base, current, policy, args.today.empty() ? TodayUtc() : args.today);

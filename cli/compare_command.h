@@ -16,6 +16,8 @@ struct CompareArgs {
   bool quiet = false;
   // Overrides the policy's sampled default max_mde (ci/ab.sh: "confident" means this narrow).
   std::optional<double> max_mde;
+  // Both sides' launches ran round by round (ci/ab.sh): test launches paired (GatePolicy::paired).
+  bool paired = false;
   // Engines side by side: pair the instances of BASE (and CURRENT, when given) that ran the same
   // scenario on two engines (reporters/engine_pairs.h) instead of judging CURRENT against BASE.
   bool engines = false;

@@ -131,6 +131,8 @@ Subcommand AddCompare(CLI::App& app) {
   cmd->add_flag("--quiet", compare->quiet, "Print only the verdict line");
   cmd->add_option("--max-mde", compare->max_mde, "Sampled metrics that could not have caught a change this large "
                                                  "(0.05 = 5%) are UNDERPOWERED (overrides the policy's default)");
+  cmd->add_flag("--paired", compare->paired, "Both sides' launches ran round by round (ci/ab.sh): pair the i-th launch "
+                                             "of each side and test with Wilcoxon's signed-rank test");
   cmd->add_flag("--engines", compare->engines, "Engines side by side: pair instances that ran the same scenario on "
                                                "two engines (loss parity, tokens/s, memory and init ratios)");
   return {cmd, [compare] { return cli::CompareCommand(*compare); }};

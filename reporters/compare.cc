@@ -13,6 +13,7 @@
 #include "reporters/peer_warnings.h"
 #include "reporters/power.h"
 #include "reporters/significance.h"
+#include "reporters/signed_rank.h"
 #include "reporters/statistics.h"
 
 namespace shardbench {
@@ -154,9 +155,12 @@ std::string TodayUtc() {
 
 std::vector<double> SamplesFor(const StoredMetric& metric, const MetricRule& rule) {
   std::vector<double> out;
-  auto finite = [&](const std::vector<double>& v) {  // null as written (a non-finite value) is no sample
+  // null as written (a non-finite value) is no sample; a paired test keeps its place (a NaN)
+  // so that the launches still pair by position, and drops the pair.
+  const bool keep_places = rule.test == "signed_rank";
+  auto finite = [&](const std::vector<double>& v) {
     for (double x : v) {
-      if (!std::isnan(x)) out.push_back(x);
+      if (!std::isnan(x) || keep_places) out.push_back(x);
     }
   };
   if (rule.samples == "steps") {
@@ -171,8 +175,54 @@ std::vector<double> SamplesFor(const StoredMetric& metric, const MetricRule& rul
 
 double TestLevel(const MetricRule& rule) { return rule.test == "bootstrap" ? 1 - rule.confidence : rule.alpha; }
 
-void MeasureSampled(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current,
-                    const MetricRule& rule) {
+namespace {
+
+// The signed-rank test's pairs: the i-th launch of one side with the i-th of the other (ci/ab.sh
+// merges its rounds in the same order on both sides), dropping a pair with a missing or
+// non-positive value (a ratio needs both). Empty with `why` set when the sides cannot pair.
+bool PairLaunches(std::vector<double>& base, std::vector<double>& current, std::string& why) {
+  if (base.size() != current.size()) {
+    why = "a paired test needs as many launches a side, run round by round (" + std::to_string(base.size()) + " vs " +
+          std::to_string(current.size()) + ")";
+    return false;
+  }
+  std::vector<double> b, c;
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (base[i] > 0 && current[i] > 0) {
+      b.push_back(base[i]);
+      c.push_back(current[i]);
+    }
+  }
+  base = b;
+  current = c;
+  return true;
+}
+
+void TestPairs(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current) {
+  std::vector<double> diffs;
+  for (size_t i = 0; i < base.size(); ++i) diffs.push_back(std::log(current[i]) - std::log(base[i]));
+  const SignedRankResult w = WilcoxonSignedRank(diffs);
+  c.p_value = w.p_value;
+  c.ratio = std::exp(Percentile(diffs, 50));  // the median of the rounds' ratios
+  double mean = 0, squares = 0;
+  for (double x : diffs) mean += x / static_cast<double>(diffs.size());
+  for (double x : diffs) squares += (x - mean) * (x - mean);
+  c.log_spread = diffs.size() > 1 ? std::sqrt(squares / static_cast<double>(diffs.size() - 1) / 2) : 0;
+  c.detail = "Wilcoxon signed-rank p=" + Fixed(w.p_value, 4) + (w.exact ? " (exact)" : " (normal approx.)") + ", " +
+             std::to_string(diffs.size()) + " launches paired by round";
+}
+
+}  // namespace
+
+void MeasureSampled(MetricComparison& c, std::vector<double> base, std::vector<double> current, const MetricRule& rule) {
+  std::string unpaired;
+  if (rule.test == "signed_rank" && !PairLaunches(base, current, unpaired)) {
+    c.base_samples = base.size();
+    c.current_samples = current.size();
+    c.verdict = Verdict::kUnjudged;
+    c.detail = unpaired;
+    return;
+  }
   c.base_samples = base.size();
   c.current_samples = current.size();
   c.warn_only = rule.insufficient_data == "warn";
@@ -192,7 +242,8 @@ void MeasureSampled(MetricComparison& c, const std::vector<double>& base, const 
                (c.warn_only ? " (insufficient_data: warn)" : "");
     return;
   }
-  // The interval is shown whatever the test (the "confidence" of a report).
+  if (rule.test == "signed_rank") return TestPairs(c, base, current);
+  // The interval is shown whatever the unpaired test (the "confidence" of a report).
   const RatioInterval ci = BootstrapMedianRatio(base, current, rule.confidence);
   c.ci_low = ci.low;
   c.ci_high = ci.high;

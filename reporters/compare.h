@@ -91,12 +91,13 @@ struct Comparison {
 // `today` is YYYY-MM-DD (suppression expiry).
 Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePolicy& policy, const std::string& today);
 
-// One metric's samples as a rule reads them (repetition medians or every step).
+// One metric's samples as a rule reads them (repetition medians or every step; a paired rule
+// keeps a missing launch's place as NaN).
 std::vector<double> SamplesFor(const StoredMetric& metric, const MetricRule& rule);
 // Phase one of judging a sampled metric: medians, ratio, interval, the test's p-value and the
-// spread, from its samples on both sides (unjudged when either side has fewer than min_samples).
-void MeasureSampled(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current,
-                    const MetricRule& rule);
+// spread, from its samples on both sides (unjudged when either side has fewer than min_samples,
+// or, paired, when the sides' launches do not pair).
+void MeasureSampled(MetricComparison& c, std::vector<double> base, std::vector<double> current, const MetricRule& rule);
 // Phase two: the verdict from `p` (the adjusted p-value) and the minimum detectable effect at
 // the per-test level `mde_alpha` (reporters/multiple_testing.h LoneEffectAlpha).
 void DecideSampled(MetricComparison& c, const MetricRule& rule, double p, double mde_alpha);

@@ -49,7 +49,7 @@ void ApplyRule(const YAML::Node& node, const std::string& path, const std::strin
     const std::string at = YamlLocation(path, kv.first) + ": " + field + "." + key;
     const YAML::Node& v = kv.second;
     if (key == "test") {
-      rule.test = ReadChoice(v, at, {"mann_whitney", "bootstrap"});
+      rule.test = ReadChoice(v, at, {"mann_whitney", "bootstrap", "signed_rank"});
     } else if (key == "alpha") {
       rule.alpha = ReadFraction(v, at, 0, 1);
     } else if (key == "confidence") {
@@ -78,6 +78,10 @@ void ApplyRule(const YAML::Node& node, const std::string& path, const std::strin
       throw InputError(at + ": unknown rule field (known: test, alpha, confidence, min_effect, min_samples, samples, "
                        "insufficient_data, max_mde, tolerance, gate, better, at_least, at_most)");
     }
+  }
+  if (rule.test == "signed_rank" && rule.samples == "steps") {
+    throw InputError(YamlLocation(path, node) + ": " + field +
+                     ": test signed_rank pairs launches round by round; samples: steps has no rounds to pair");
   }
 }
 
@@ -112,6 +116,7 @@ MetricRule GatePolicy::rule_for(const std::string& metric, const std::string& ki
   for (const auto& [glob, text] : metric_rules) {
     if (GlobMatch(glob, metric)) ApplyRule(YAML::Load(text), source, "metrics." + glob, rule);
   }
+  if (paired && kind == "sampled" && rule.test == "mann_whitney" && rule.samples == "repetitions") rule.test = "signed_rank";
   return rule;
 }
 

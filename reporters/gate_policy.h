@@ -23,8 +23,9 @@ namespace shardbench {
 
 struct MetricRule {
   // Sampled metrics.
-  std::string test = "mann_whitney";  // mann_whitney | bootstrap
-  double alpha = 0.05;                // mann_whitney: a p-value below it is a change
+  // signed_rank: launches paired by round (reporters/signed_rank.h), as ci/ab.sh runs them.
+  std::string test = "mann_whitney";  // mann_whitney | bootstrap | signed_rank
+  double alpha = 0.05;                // mann_whitney, signed_rank: a p-value below it is a change
   double confidence = 0.95;           // bootstrap: the interval's level
   double min_effect = 0.03;           // relative change of the median too small to flag
   int min_samples = 5;                // per side; fewer leaves the metric unjudged
@@ -60,6 +61,9 @@ struct GatePolicy {
   MetricRule sampled_defaults, exact_defaults;
   std::vector<std::pair<std::string, std::string>> metric_rules;  // (glob, YAML text) in file order
   std::vector<Suppression> suppressions;
+  // `compare --paired` (ci/ab.sh): both sides' launches ran round by round, so every rule that
+  // would test launches with Mann-Whitney U tests them paired (signed_rank) instead.
+  bool paired = false;
 
   // The rule for `metric` of `kind` (exact | sampled): the defaults, then every matching entry
   // of `metrics:` in file order.

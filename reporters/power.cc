@@ -5,6 +5,8 @@
 #include <limits>
 #include <numeric>
 
+#include "reporters/signed_rank.h"
+
 namespace shardbench {
 namespace {
 
@@ -105,6 +107,14 @@ double MinimumDetectableEffect(double log_spread, size_t m, size_t n, const Powe
   double d;
   if (t.test == "bootstrap") {
     d = (NormalQuantile(1 - t.alpha / 2) + NormalQuantile(t.power)) * log_spread * std::sqrt(M_PI / 2) * scale;
+  } else if (t.test == "signed_rank") {
+    // Pairs: log_spread is the paired differences' spread over sqrt(2) (what one side's spread
+    // would be with nothing shared), so scale * log_spread is the differences' spread over
+    // sqrt(pairs); the signed-rank test's efficiency against the t-test is 3/pi, as U's.
+    const size_t pairs = std::min(m, n);
+    if (SmallestSignedRankP(pairs) >= t.alpha) return kInf;
+    const double df = static_cast<double>(pairs) - 1;
+    d = (StudentQuantile(1 - t.alpha / 2, df) + StudentQuantile(t.power, df)) * log_spread * scale * std::sqrt(M_PI / 3);
   } else {
     if (SmallestMannWhitneyP(m, n) >= t.alpha) return kInf;
     const double df = md + nd - 2;

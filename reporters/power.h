@@ -8,6 +8,8 @@
 //
 //   Mann-Whitney U:  d = (t[df, 1 - a/2] + t[df, power]) * s * sqrt(1/m + 1/n) * sqrt(pi/3)
 //   bootstrap:       d = (z[1 - a/2] + z[power]) * s * sqrt(pi/2) * sqrt(1/m + 1/n)
+//   signed rank:     d = (t[n-1, 1 - a/2] + t[n-1, power]) * s * sqrt(2/n) * sqrt(pi/3), n pairs and s
+//                    the paired log differences' spread over sqrt(2) (reporters/signed_rank.h)
 //
 // The first is the two-sample t-test's power equation with Student quantiles (df = m + n - 2)
 // scaled by the Mann-Whitney test's asymptotic relative efficiency against the t-test on normal
@@ -31,7 +33,7 @@
 namespace shardbench {
 
 struct PowerTest {
-  std::string test = "mann_whitney";  // mann_whitney | bootstrap
+  std::string test = "mann_whitney";  // mann_whitney | bootstrap | signed_rank (m == n pairs)
   double alpha = 0.05;                // two-sided, per test (after any multiple-testing correction)
   double min_effect = 0;              // the smallest relative change the gate flags
   double power = 0.8;

@@ -60,7 +60,8 @@ class Failpoints : public StepHooks {
     const double spin = slow * elapsed;
     if (spin > 0) {
       profile::ScopedSpan span("failpoint", "failpoint spin");  // stands in for compute
-      const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));
+      const auto until =
+          Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin));
       while (Clock::now() < until) {
       }
     }

@@ -1,0 +1,72 @@
+#include "reporters/signed_rank.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace shardbench {
+namespace {
+
+// Number of subsets of {1..n} with each rank sum (0..n(n+1)/2): the null distribution of W+.
+std::vector<double> ExactWCounts(size_t n) {
+  const size_t top = n * (n + 1) / 2;
+  std::vector<double> counts(top + 1, 0.0);
+  counts[0] = 1;
+  for (size_t rank = 1; rank <= n; ++rank) {
+    for (size_t w = top; w >= rank; --w) counts[w] += counts[w - rank];
+  }
+  return counts;
+}
+
+}  // namespace
+
+double SmallestSignedRankP(size_t n) {
+  return n == 0 ? 1.0 : std::min(1.0, 2.0 / std::pow(2.0, static_cast<double>(n)));
+}
+
+SignedRankResult WilcoxonSignedRank(const std::vector<double>& differences) {
+  std::vector<double> d;
+  for (double x : differences) {
+    if (x != 0 && !std::isnan(x)) d.push_back(x);
+  }
+  SignedRankResult r;
+  r.pairs = d.size();
+  if (d.empty()) return r;
+  std::vector<size_t> order(d.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return std::abs(d[i]) < std::abs(d[j]); });
+  double tie_term = 0;
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && std::abs(d[order[j + 1]]) == std::abs(d[order[i]])) ++j;
+    const double rank = 0.5 * static_cast<double>(i + j) + 1.0;
+    for (size_t k = i; k <= j; ++k) {
+      if (d[order[k]] > 0) r.w_plus += rank;
+    }
+    const double t = static_cast<double>(j - i + 1);
+    tie_term += t * t * t - t;
+    i = j + 1;
+  }
+  const double n = static_cast<double>(d.size());
+  const double mean = n * (n + 1) / 4;
+  if (tie_term == 0 && d.size() <= 25) {
+    const std::vector<double> counts = ExactWCounts(d.size());
+    const double total = std::pow(2.0, n);
+    const auto w = static_cast<size_t>(std::llround(r.w_plus));
+    double below = 0, above = 0;  // P(W+ <= w), P(W+ >= w)
+    for (size_t k = 0; k < counts.size(); ++k) {
+      if (k <= w) below += counts[k];
+      if (k >= w) above += counts[k];
+    }
+    r.p_value = std::min(1.0, 2 * std::min(below, above) / total);
+    r.exact = true;
+    return r;
+  }
+  const double variance = n * (n + 1) * (2 * n + 1) / 24 - tie_term / 48;
+  if (variance <= 0) return r;
+  const double z = std::max(0.0, std::abs(r.w_plus - mean) - 0.5) / std::sqrt(variance);
+  r.p_value = std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+  return r;
+}
+
+}  // namespace shardbench
