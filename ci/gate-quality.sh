@@ -4,11 +4,13 @@
 # exactly what each does; ci/gate_quality_instructions.py and ci/gate_quality_spread.py the last two):
 #
 #   ci/gate-quality.sh slowdowns [--rounds 20] [--scenario FILE] [--planted step|optimizer|collectives]
+#                                [--percents 5,10,20] [--sides 10,5] [--metric M] [--paired-only]
 #                                [--auto-trials K] [--pool DIR] [-- key=value ...]
 #       false alarms, detection of 5/10/20% slowdowns (failpoints slow_<planted>_*pct: spinning
-#       after the step, CPU work inside AdamW, or on Gloo's thread before each collective) at 10
-#       and 5 launches a side, the minimum detectable effect the gate reported for those
-#       comparisons and whether it predicted the detection; with --auto-trials, launches used by
+#       after the step's loss read, CPU work inside AdamW, or on Gloo's thread before each
+#       collective) at each --sides launches a side, unpaired and paired by round (compare
+#       --paired), the minimum detectable effect the gate reported for those comparisons and
+#       whether it predicted the detection; with --auto-trials, launches used by
 #       --repetitions auto --target-mde 0.10.
 #   ci/gate-quality.sh instructions [--launches 6] [--planted-launches 5] [--tolerance 0.01] [--pool DIR] [-- ...]
 #       instructions_per_step under callgrind: its A/A spread, what the planted CPU-bound
