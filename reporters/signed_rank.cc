@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "reporters/significance.h"
+
 namespace shardbench {
 namespace {
 
@@ -50,15 +52,7 @@ SignedRankResult WilcoxonSignedRank(const std::vector<double>& differences) {
   const double n = static_cast<double>(d.size());
   const double mean = n * (n + 1) / 4;
   if (tie_term == 0 && d.size() <= 25) {
-    const std::vector<double> counts = ExactWCounts(d.size());
-    const double total = std::pow(2.0, n);
-    const auto w = static_cast<size_t>(std::llround(r.w_plus));
-    double below = 0, above = 0;  // P(W+ <= w), P(W+ >= w)
-    for (size_t k = 0; k < counts.size(); ++k) {
-      if (k <= w) below += counts[k];
-      if (k >= w) above += counts[k];
-    }
-    r.p_value = std::min(1.0, 2 * std::min(below, above) / total);
+    r.p_value = TwoSidedExactP(ExactWCounts(d.size()), r.w_plus);
     r.exact = true;
     return r;
   }

@@ -61,6 +61,17 @@ double ResampledMedian(const std::vector<double>& x, uint64_t& state, std::vecto
 
 }  // namespace
 
+double TwoSidedExactP(const std::vector<double>& counts, double statistic) {
+  const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
+  const auto at = static_cast<size_t>(std::llround(statistic));
+  double below = 0, above = 0;  // P(S <= s), P(S >= s)
+  for (size_t k = 0; k < counts.size(); ++k) {
+    if (k <= at) below += counts[k];
+    if (k >= at) above += counts[k];
+  }
+  return std::min(1.0, 2 * std::min(below, above) / total);
+}
+
 MannWhitneyResult MannWhitneyU(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.empty() || b.empty()) throw std::invalid_argument("Mann-Whitney U needs samples on both sides");
   const double m = static_cast<double>(a.size()), n = static_cast<double>(b.size());
@@ -73,15 +84,7 @@ MannWhitneyResult MannWhitneyU(const std::vector<double>& a, const std::vector<d
   r.u = rank_sum_a - m * (m + 1) / 2;
   const double mean = m * n / 2;
   if (tie_term == 0 && m * n <= 400) {
-    const std::vector<double> counts = ExactUCounts(static_cast<int>(m), static_cast<int>(n));
-    const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
-    const auto u = static_cast<size_t>(std::llround(r.u));
-    double below = 0, above = 0;  // P(U <= u), P(U >= u)
-    for (size_t k = 0; k < counts.size(); ++k) {
-      if (k <= u) below += counts[k];
-      if (k >= u) above += counts[k];
-    }
-    r.p_value = std::min(1.0, 2 * std::min(below, above) / total);
+    r.p_value = TwoSidedExactP(ExactUCounts(static_cast<int>(m), static_cast<int>(n)), r.u);
     r.exact = true;
     return r;
   }

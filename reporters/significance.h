@@ -14,6 +14,10 @@ struct MannWhitneyResult {
   bool exact = false;    // exact null distribution (no ties, small samples) or normal approximation
 };
 
+// Two-sided p-value of an exact test from its null distribution's counts (counts[k]: the
+// arrangements giving statistic k): twice the smaller tail at `statistic`, at most 1.
+double TwoSidedExactP(const std::vector<double>& counts, double statistic);
+
 // Two-sided Mann-Whitney U test of `a` against `b`. Exact null distribution when there are no
 // ties and both samples are small (m * n <= 400); otherwise the normal approximation with tie
 // and continuity corrections (scipy.stats.mannwhitneyu's "asymptotic" method).
