@@ -126,7 +126,7 @@ def slowdowns(a):
     rng = random.Random(20261203)
     predictions = []  # (effect, mde, detected)
     for reps in ([] if a.paired_only else a.sides):
-        if 2 * reps > len(A) or reps > a.rounds:
+        if 2 * reps > len(A) or reps >= a.rounds:  # every draw of all B launches would be the same comparison
             print(f"{reps} launches a side: pool too small")
             continue
         line = [f"{reps:2d} launches a side:"]
@@ -157,7 +157,7 @@ def slowdowns(a):
     # test knows which launches ran side by side.
     import gate_quality_paired
     for reps in a.sides:
-        if reps <= a.rounds:
+        if reps < a.rounds:
             print(gate_quality_paired.paired_report(a, dirs("A0"), dirs("A1"), {pct: dirs(b(pct)) for pct in a.percents},
                                                     reps, policy), flush=True)
     above = [d for e, m, d in predictions if e >= m]

@@ -74,8 +74,9 @@ PinStatus PinnedSoFar(const std::vector<StoredResult>& results, const AdaptiveRe
     for (const auto& launch : results) {
       for (const auto& m : launch.metrics) {
         if (m.name != name) continue;
-        const auto got = SamplesFor(m, rule);
-        samples.insert(samples.end(), got.begin(), got.end());
+        for (double x : SamplesFor(m, rule)) {
+          if (!std::isnan(x)) samples.push_back(x);  // a paired rule keeps a missing launch's place
+        }
       }
     }
     double mde = std::numeric_limits<double>::infinity();

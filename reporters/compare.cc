@@ -177,15 +177,24 @@ double TestLevel(const MetricRule& rule) { return rule.test == "bootstrap" ? 1 -
 
 namespace {
 
+std::vector<double> FiniteOnly(const std::vector<double>& v) {
+  std::vector<double> out;
+  for (double x : v) {
+    if (!std::isnan(x)) out.push_back(x);
+  }
+  return out;
+}
+
 // The signed-rank test's pairs: the i-th launch of one side with the i-th of the other (ci/ab.sh
 // merges its rounds in the same order on both sides), dropping a pair with a missing or
-// non-positive value (a ratio needs both). Empty with `why` set when the sides cannot pair.
+// non-positive value (a ratio needs both). False with `why` set when the sides cannot pair (a
+// `why` given beforehand: the caller knows a launch lost its place).
 bool PairLaunches(std::vector<double>& base, std::vector<double>& current, std::string& why) {
-  if (base.size() != current.size()) {
+  if (why.empty() && base.size() != current.size()) {
     why = "a paired test needs as many launches a side, run round by round (" + std::to_string(base.size()) + " vs " +
           std::to_string(current.size()) + ")";
-    return false;
   }
+  if (!why.empty()) return false;
   std::vector<double> b, c;
   for (size_t i = 0; i < base.size(); ++i) {
     if (base[i] > 0 && current[i] > 0) {
@@ -203,7 +212,7 @@ void TestPairs(MetricComparison& c, const std::vector<double>& base, const std::
   for (size_t i = 0; i < base.size(); ++i) diffs.push_back(std::log(current[i]) - std::log(base[i]));
   const SignedRankResult w = WilcoxonSignedRank(diffs);
   c.p_value = w.p_value;
-  c.ratio = std::exp(Percentile(diffs, 50));  // the median of the rounds' ratios
+  c.ratio = std::exp(HodgesLehmann(diffs));  // the test's own estimate of the rounds' ratio
   double mean = 0, squares = 0;
   for (double x : diffs) mean += x / static_cast<double>(diffs.size());
   for (double x : diffs) squares += (x - mean) * (x - mean);
@@ -214,24 +223,34 @@ void TestPairs(MetricComparison& c, const std::vector<double>& base, const std::
 
 }  // namespace
 
-void MeasureSampled(MetricComparison& c, std::vector<double> base, std::vector<double> current, const MetricRule& rule) {
-  std::string unpaired;
-  if (rule.test == "signed_rank" && !PairLaunches(base, current, unpaired)) {
-    c.base_samples = base.size();
-    c.current_samples = current.size();
+void MeasureSampled(MetricComparison& c, std::vector<double> base, std::vector<double> current, const MetricRule& rule,
+                    std::string unpairable) {
+  const std::vector<double> base_values = FiniteOnly(base), current_values = FiniteOnly(current);
+  c.base_samples = base_values.size();
+  c.current_samples = current_values.size();
+  c.warn_only = rule.insufficient_data == "warn";
+  if (!base_values.empty()) c.base = Percentile(base_values, 50);
+  if (!current_values.empty()) c.current = Percentile(current_values, 50);  // an absolute hold reads it even unjudged
+  if (base_values.empty() || current_values.empty()) {
     c.verdict = Verdict::kUnjudged;
-    c.detail = unpaired;
+    c.detail = std::string("no samples on the ") + (base_values.empty() ? "base" : "current") + " side";
     return;
   }
-  c.base_samples = base.size();
-  c.current_samples = current.size();
-  c.warn_only = rule.insufficient_data == "warn";
-  if (!base.empty()) c.base = Percentile(base, 50);
-  if (!current.empty()) c.current = Percentile(current, 50);  // an absolute hold reads it even unjudged
-  if (base.empty() || current.empty()) {
-    c.verdict = Verdict::kUnjudged;
-    c.detail = std::string("no samples on the ") + (base.empty() ? "base" : "current") + " side";
-    return;
+  if (rule.test == "signed_rank") {
+    if (!PairLaunches(base, current, unpairable)) {
+      c.verdict = Verdict::kUnjudged;
+      c.detail = unpairable;
+      return;
+    }
+    c.base_samples = c.current_samples = base.size();
+    if (base.empty()) {
+      c.verdict = Verdict::kUnjudged;
+      c.detail = "no round has a positive value on both sides";
+      return;
+    }
+  } else {
+    base = base_values;
+    current = current_values;
   }
   c.ratio = Ratio(c.base, c.current);
   c.log_spread = PooledLogSpread(base, current);
@@ -361,11 +380,25 @@ void MeasureInstance(const std::string& instance, const StoredResult& br, const 
       JudgeExact(mc, bm, cm, rule);
     } else {
       const std::vector<double> base_samples = SamplesFor(*bm, rule), current_samples = SamplesFor(*cm, rule);
-      MeasureSampled(mc, base_samples, current_samples, rule);
-      if (mc.gated && !base_samples.empty() && current_samples.empty()) {
+      // A paired rule pairs launch i with launch i: a launch that reported no value at all for the
+      // metric (not even null) has lost its place, and the rounds after it would pair wrongly.
+      std::string unpairable;
+      // (A result that does not say how many launches it holds is taken as it is.)
+      const auto lost_place = [](const StoredResult& r, size_t samples) {
+        return r.repetitions && samples != static_cast<size_t>(*r.repetitions);
+      };
+      if (rule.test == "signed_rank" && rule.samples == "repetitions" &&
+          (lost_place(br, base_samples.size()) || lost_place(cr, current_samples.size()))) {
+        unpairable = "a launch without " + name + " on one side (" + std::to_string(base_samples.size()) + " of " +
+                     std::to_string(br.repetitions.value_or(1)) + " vs " + std::to_string(current_samples.size()) +
+                     " of " + std::to_string(cr.repetitions.value_or(1)) + " launches): its rounds cannot be paired";
+      }
+      MeasureSampled(mc, base_samples, current_samples, rule, unpairable);
+      const size_t base_values = FiniteOnly(base_samples).size();
+      if (mc.gated && base_values > 0 && FiniteOnly(current_samples).empty()) {
         out.failures.push_back("instance '" + instance + "': run problem: gated metric " + name +
-                               " has no samples in the current results (the base has " +
-                               std::to_string(base_samples.size()) + ")");
+                               " has no samples in the current results (the base has " + std::to_string(base_values) +
+                               ")");
       }
     }
     out.metrics.push_back(mc);

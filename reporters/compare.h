@@ -96,8 +96,9 @@ Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePo
 std::vector<double> SamplesFor(const StoredMetric& metric, const MetricRule& rule);
 // Phase one of judging a sampled metric: medians, ratio, interval, the test's p-value and the
 // spread, from its samples on both sides (unjudged when either side has fewer than min_samples,
-// or, paired, when the sides' launches do not pair).
-void MeasureSampled(MetricComparison& c, std::vector<double> base, std::vector<double> current, const MetricRule& rule);
+// or, paired, when the sides' launches do not pair: different counts, or `unpairable` says why).
+void MeasureSampled(MetricComparison& c, std::vector<double> base, std::vector<double> current, const MetricRule& rule,
+                    std::string unpairable = "");
 // Phase two: the verdict from `p` (the adjusted p-value) and the minimum detectable effect at
 // the per-test level `mde_alpha` (reporters/multiple_testing.h LoneEffectAlpha).
 void DecideSampled(MetricComparison& c, const MetricRule& rule, double p, double mde_alpha);

@@ -103,7 +103,7 @@ double PooledLogSpread(const std::vector<double>& base, const std::vector<double
 double MinimumDetectableEffect(double log_spread, size_t m, size_t n, const PowerTest& t) {
   if (m == 0 || n == 0) return kInf;
   const double md = static_cast<double>(m), nd = static_cast<double>(n);
-  const double scale = std::sqrt(1 / md + 1 / nd);
+  double scale = std::sqrt(1 / md + 1 / nd);
   double d;
   if (t.test == "bootstrap") {
     d = (NormalQuantile(1 - t.alpha / 2) + NormalQuantile(t.power)) * log_spread * std::sqrt(M_PI / 2) * scale;
@@ -114,6 +114,7 @@ double MinimumDetectableEffect(double log_spread, size_t m, size_t n, const Powe
     const size_t pairs = std::min(m, n);
     if (SmallestSignedRankP(pairs) >= t.alpha) return kInf;
     const double df = static_cast<double>(pairs) - 1;
+    scale = std::sqrt(2 / static_cast<double>(pairs));
     d = (StudentQuantile(1 - t.alpha / 2, df) + StudentQuantile(t.power, df)) * log_spread * scale * std::sqrt(M_PI / 3);
   } else {
     if (SmallestMannWhitneyP(m, n) >= t.alpha) return kInf;

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "reporters/significance.h"
+#include "reporters/statistics.h"
 
 namespace shardbench {
 namespace {
@@ -21,6 +22,14 @@ std::vector<double> ExactWCounts(size_t n) {
 }
 
 }  // namespace
+
+double HodgesLehmann(const std::vector<double>& differences) {
+  std::vector<double> means;
+  for (size_t i = 0; i < differences.size(); ++i) {
+    for (size_t j = i; j < differences.size(); ++j) means.push_back(0.5 * (differences[i] + differences[j]));
+  }
+  return means.empty() ? 0.0 : Percentile(means, 50);
+}
 
 double SmallestSignedRankP(size_t n) {
   return n == 0 ? 1.0 : std::min(1.0, 2.0 / std::pow(2.0, static_cast<double>(n)));

@@ -22,6 +22,11 @@ struct SignedRankResult {
 // (scipy.stats.wilcoxon's "approx" method with zero_method="wilcox", correction=True).
 SignedRankResult WilcoxonSignedRank(const std::vector<double>& differences);
 
+// The Hodges-Lehmann estimate of the differences' centre: the median of every pairwise mean
+// (x_i + x_j) / 2, i <= j. The signed-rank test's own estimator: its sign agrees with the test's
+// direction where the plain median of the differences may not (many small gains, fewer large losses).
+double HodgesLehmann(const std::vector<double>& differences);
+
 // The smallest two-sided p-value the exact test can give with n pairs: 2 / 2^n.
 double SmallestSignedRankP(size_t n);
 

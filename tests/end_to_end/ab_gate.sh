@@ -23,4 +23,8 @@ import json, sys
 index = json.load(open(sys.argv[1]))
 assert index["instances"][0]["repetitions"] == 2, index
 PY
-echo "ab.sh: interleaved, pooled, compared, not confident as expected"
+# The rounds pair: compare --paired (what ab.sh runs) tests them with the signed-rank test.
+printf 'defaults:\n  sampled: {min_samples: 2}\n' >"$out.policy.yaml"
+paired=$("$bin" compare "$out/pooled-2/A" "$out/pooled-2/B" --paired --policy "$out.policy.yaml" || true)
+echo "$paired" | grep -q "Wilcoxon signed-rank p=.*, 2 launches paired by round" || { echo "$paired"; echo "not paired"; exit 1; }
+echo "ab.sh: interleaved, pooled, compared (paired by round), not confident as expected"

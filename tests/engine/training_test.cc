@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/common/failpoints.h"
 #include "engine/model/llama.h"
 #include "engine/model/synthetic_data.h"
 #include "engine/optim/adamw.h"
@@ -69,6 +70,23 @@ class RecordingHooks : public train::StepHooks {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 };
+
+// slow_step_*pct spins where no peer's wait can hide it: as the step ends, not after the
+// optimizer (before the loss read, where part of it hid in the loss all-reduce).
+TEST(Failpoints, SlowStepSpinsAsTheStepEndsNotAfterTheOptimizer) {
+  SetScenarioFailpoints({"slow_step_20pct"});
+  train::StepHooks* hooks = train::FailpointHooks();
+  auto seconds_of = [](auto&& f) {
+    const auto start = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const double after_optimizer = seconds_of([&] { hooks->after_optimizer(nullptr, 1.0, 0.0); });
+  const double at_the_end = seconds_of([&] { hooks->before_step_ends(0.25); });
+  SetScenarioFailpoints({});
+  EXPECT_LT(after_optimizer, 0.1);  // a spin here would take 20% of 1 s
+  EXPECT_GE(at_the_end, 0.05);      // 20% of 0.25 s
+}
 
 TEST(ReferenceTraining, TheLastHookRunsAfterTheLossReadAndInsideTheStepTime) {
   auto m = model::BuildInitializedLlama(model::NamedLlamaConfig("tiny"), {}, 1, at::TensorOptions());

@@ -82,6 +82,53 @@ TEST(PairedGate, SidesThatDoNotPairAreUnjudged) {
   EXPECT_EQ(cmp.colour(), "UNJUDGED");
 }
 
+// The direction comes from the test's own estimate (Hodges-Lehmann), not the plain median of the
+// ratios: 21 rounds 4.5% faster and 19 rounds 26% slower is a regression of tokens/s, though the
+// median round was faster.
+TEST(PairedGate, ManySmallGainsAndFewerLargeLossesIsARegression) {
+  std::vector<double> base(40, 1000.0), current;
+  for (int r = 0; r < 40; ++r) current.push_back(r < 21 ? 1000 * std::exp(0.045) : 1000 * std::exp(-0.30));
+  GatePolicy policy = DefaultGatePolicy();
+  policy.paired = true;
+  const auto cmp = Compare(Set({Result("a", {Sampled("tokens_per_s", "higher", base)})}),
+                           Set({Result("a", {Sampled("tokens_per_s", "higher", current)})}), policy, "2026-12-07");
+  EXPECT_EQ(cmp.metrics[0].verdict, Verdict::kRegression) << cmp.metrics[0].detail;
+  EXPECT_NEAR(cmp.metrics[0].ratio, std::exp(-0.1275), 1e-9);
+  EXPECT_NEAR(HodgesLehmann({1, 2, 10}), 3.75, 1e-12);  // Walsh means 1 1.5 2 5.5 6 10
+}
+
+// A launch that lost its place (its metric missing, not null) must not shift the pairs; sides that
+// cannot pair are unjudged without turning an absolute hold red; a current side with nothing but
+// nulls is a run problem, as unpaired.
+TEST(PairedGate, LaunchesThatCannotPairAreUnjudgedNeverMisjudged) {
+  GatePolicy policy = LoadGatePolicy(WritePolicy("hold", "metrics:\n  tokens_per_s: {at_least: 500}\n"));
+  policy.paired = true;
+  auto with_launches = [](nlohmann::json r, int launches) {
+    r["repetitions"] = launches;
+    return r;
+  };
+  const auto base =
+      Set({with_launches(Result("a", {Sampled("tokens_per_s", "higher", Samples(1000, 0.02, 8, 1))}), 8)});
+  const auto lost =
+      Set({with_launches(Result("a", {Sampled("tokens_per_s", "higher", Samples(1000, 0.02, 7, 2))}), 8)});
+  const auto cmp = Compare(base, lost, policy, "2026-12-07");
+  EXPECT_EQ(cmp.metrics[0].verdict, Verdict::kUnjudged);
+  EXPECT_EQ(cmp.metrics[0].detail,
+            "a launch without tokens_per_s on one side (8 of 8 vs 7 of 8 launches): its rounds cannot be paired");
+  EXPECT_NEAR(cmp.metrics[0].current, 1000, 50);  // the hold reads the current median: not red
+  EXPECT_EQ(cmp.colour(), "UNJUDGED");
+  nlohmann::json nulls = Sampled("tokens_per_s", "higher", {1, 1});
+  nulls["repetition_medians"] = {nullptr, nullptr};
+  nulls["samples"] = {nullptr, nullptr};
+  nulls["median"] = nullptr;
+  const auto empty = Compare(Set({Result("a", {Sampled("tokens_per_s", "higher", {1000, 1010})})}),
+                             Set({Result("a", {nulls})}), policy, "2026-12-07");
+  EXPECT_EQ(empty.metrics[0].detail, "no samples on the current side");
+  ASSERT_FALSE(empty.failures.empty());
+  EXPECT_NE(empty.failures[0].find("has no samples in the current results (the base has 2)"), std::string::npos)
+      << empty.failures[0];
+}
+
 // The fraction of `trials` paired comparisons of n rounds (a +-30% drift shared by a round's
 // two launches, 10% noise on their ratio) that the paired test calls a regression of `effect`.
 double PairedDetection(int n, double effect, int trials = 400) {
