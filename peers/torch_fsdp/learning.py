@@ -8,6 +8,8 @@ import math
 import torch
 import torch.distributed as dist
 
+from .loss import micro_batch_loss
+
 
 def _local(p):
     return p.to_local() if hasattr(p, "to_local") else p.data
@@ -28,10 +30,7 @@ def same_batch_loss(model, batches, device, world):
     with torch.no_grad():
         total = None
         for ids, labels in batches:
-            ids_t = torch.tensor(ids, dtype=torch.long, device=device)
-            labels_t = torch.tensor(labels, dtype=torch.long, device=device)
-            logits = model(input_ids=ids_t, use_cache=False).logits
-            loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.size(-1)), labels_t.reshape(-1))
+            loss = micro_batch_loss(model, ids, labels, device)
             total = loss if total is None else total + loss
         loss = total / len(batches)
         if world > 1:

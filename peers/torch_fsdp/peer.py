@@ -29,8 +29,9 @@ import traceback
 try:  # a broken environment is infrastructure (exit 3), not a failed check
     import yaml
 
-    from . import checkpoints, collectives, data, frozen_dtype, learning, memory, meta_init, optimizer, recipes, \
-        records, scenario, units, unshard_gauge, wrap
+    from . import checkpoints, collectives, data, frozen_dtype, host, learning, memory, meta_init, optimizer, \
+        recipes, records, scenario, units, unshard_gauge, wrap
+    from .loss import micro_batch_loss
 except ImportError as e:
     print(f"peer: the peer's Python lacks a package: {e}", file=sys.stderr)
     sys.exit(3)
@@ -159,7 +160,7 @@ class PeerRun:
         import torch
         import torch.distributed as dist
         if self.s.timing.pin_cores:  # before PyTorch starts its threads, which inherit it
-            pin_to_rank_cores(self.local_rank, int(os.environ.get("LOCAL_WORLD_SIZE", self.world)))
+            host.pin_to_rank_cores(self.local_rank, int(os.environ.get("LOCAL_WORLD_SIZE", self.world)))
         # Every CPU tensor PyTorch allocates from here on is counted, as in our engines' processes.
         self.tracked = memory.TrackedAllocations(self.args.allocator)
         if self.tracked.why_not:
@@ -317,19 +318,13 @@ class PeerRun:
     def train_step(self, m, opt, step):
         """One training step of `m` on the step's batches; returns (global loss, this rank's own,
         optimizer seconds: clipping, schedule and the step, as shardbench's trainer times them)."""
-        import torch
         import torch.distributed as dist
         opt.zero_grad(set_to_none=True)
         loss_sum = None
         b, accum = self.train_cfg.batch_size, self.train_cfg.grad_accumulation
         for ids, labels in data.micro_batches(self.source, step, self.rank, b, accum):
-            ids_t = torch.tensor(ids, dtype=torch.long, device=self.device)
-            labels_t = torch.tensor(labels, dtype=torch.long, device=self.device)
-            # Training keeps no KV cache (as HF's Trainer with gradient checkpointing): with one, a
-            # checkpointed layer's recompute appends to it and sees other shapes than its forward.
             with self.phase("forward"):
-                logits = m(input_ids=ids_t, use_cache=False).logits
-                loss = torch.nn.functional.cross_entropy(logits.float().reshape(-1, logits.size(-1)), labels_t.reshape(-1))
+                loss = micro_batch_loss(m, ids, labels, self.device)
             with self.phase("backward"):
                 self.recipe.backward(m, loss / accum)
             loss_sum = loss.detach() if loss_sum is None else loss_sum + loss.detach()
@@ -460,24 +455,13 @@ class PeerRun:
             sampled = {**SAMPLED_HERE, **self.recipe.sampled}
             out.sampled = {k: v for k, v in sampled.items() if k not in self.not_measured}
             if self.device.type == "cuda":
-                out.matmul_peak_flops_per_s = matmul_peak(self.device)
+                out.matmul_peak_flops_per_s = host.matmul_peak(self.device)
                 out.gpu_name = __import__("torch").cuda.get_device_name(self.device)
         if self.rank == 0:
             out.write(self.args.out)
         dist.barrier()  # rank 0's records are on disk before anyone leaves
         failed = self.refusal is not None or any(not c["passed"] for c in self.checks)
         return 1 if failed else 0
-
-
-def pin_to_rank_cores(local_rank, local_world_size):
-    """timing.pin_cores as harness/timing_controls.cc does it: local ranks split the cores this
-    process may use, in order (round robin when there are more ranks than cores)."""
-    cores = sorted(os.sched_getaffinity(0))
-    if local_world_size <= 1:
-        return
-    per_rank = max(1, len(cores) // local_world_size)
-    first = local_rank * per_rank % len(cores)
-    os.sched_setaffinity(0, {cores[(first + i) % len(cores)] for i in range(per_rank)})
 
 
 def pytorch_may_refuse(fn, world, one_line=True):
@@ -500,21 +484,6 @@ def pytorch_may_refuse(fn, world, one_line=True):
     dist.all_gather_object(failures, failure)
     first = next(((r, f) for r, f in enumerate(failures) if f), None)
     return (None, f"rank {first[0]}: {first[1]}") if first else (result, None)
-
-
-def matmul_peak(device, n=8192):
-    """The bf16 n^3 matmul rate this device reaches now (engine/profile/matmul_peak.h's measure)."""
-    import torch
-    a = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    b = torch.randn(n, n, device=device, dtype=torch.bfloat16)
-    best = 0.0
-    for _ in range(5):
-        torch.cuda.synchronize(device)
-        t0 = time.perf_counter()
-        torch.mm(a, b)
-        torch.cuda.synchronize(device)
-        best = max(best, 2 * n ** 3 / (time.perf_counter() - t0))
-    return best
 
 
 def main():
