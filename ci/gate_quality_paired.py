@@ -20,6 +20,8 @@ def paired_report(a, a0, a1, planted, reps, policy):
     """One line for `reps` rounds a side: a0, a1 the A launches of each round, planted {pct: launches}."""
     rng = random.Random(20261207)
     rounds = len(a0)
+    log = lambda dirs: [math.log(median_tokens([d], a.metric)) for d in dirs]
+    la = log(a0)
     line = [f"{reps:2d} launches a side, paired by round (compare --paired):"]
     for case, other in [("A/A", a1)] + list(planted.items()):
         outcomes = []
@@ -30,8 +32,7 @@ def paired_report(a, a0, a1, planted, reps, policy):
         alarms = sum(o[1] in (("regression", "improvement") if case == "A/A" else ("regression",)) for o in outcomes)
         mdes = [o[2] for o in outcomes if o[2] is not None]
         mde = f"reported MDE median {statistics.median(mdes):.1%}" if mdes else "no MDE"
-        la = [math.log(median_tokens([d], a.metric)) for d in a0]
-        lo = [math.log(median_tokens([d], a.metric)) for d in other]
+        lo = log(other)
         diff_sd = statistics.stdev(x - y for x, y in zip(la, lo))
         unpaired_sd = math.sqrt(statistics.variance(la) + statistics.variance(lo))
         what = "A/A false alarms" if case == "A/A" else f"{case}% slowdown detected"

@@ -6,6 +6,7 @@
 
 #include "engine/common/error.h"
 #include "reporters/compare.h"
+#include "reporters/sampled_verdict.h"
 #include "reporters/multiple_testing.h"
 #include "reporters/power.h"
 

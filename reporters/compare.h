@@ -91,23 +91,6 @@ struct Comparison {
 // `today` is YYYY-MM-DD (suppression expiry).
 Comparison Compare(const ResultSet& base, const ResultSet& current, const GatePolicy& policy, const std::string& today);
 
-// One metric's samples as a rule reads them (repetition medians or every step; a paired rule
-// keeps a missing launch's place as NaN).
-std::vector<double> SamplesFor(const StoredMetric& metric, const MetricRule& rule);
-// Phase one of judging a sampled metric: medians, ratio, interval, the test's p-value and the
-// spread, from its samples on both sides (unjudged when either side has fewer than min_samples,
-// or, paired, when the sides' launches do not pair: different counts, or `unpairable` says why).
-void MeasureSampled(MetricComparison& c, std::vector<double> base, std::vector<double> current, const MetricRule& rule,
-                    std::string unpairable = "");
-// Phase two: the verdict from `p` (the adjusted p-value) and the minimum detectable effect at
-// the per-test level `mde_alpha` (reporters/multiple_testing.h LoneEffectAlpha).
-void DecideSampled(MetricComparison& c, const MetricRule& rule, double p, double mde_alpha);
-// Both phases for one metric on its own (no family to correct over).
-void JudgeSampled(MetricComparison& c, const std::vector<double>& base, const std::vector<double>& current,
-                  const MetricRule& rule);
-// The level a rule's test is judged at: alpha (mann_whitney) or 1 - confidence (bootstrap).
-double TestLevel(const MetricRule& rule);
-
 std::string TodayUtc();
 
 }  // namespace shardbench

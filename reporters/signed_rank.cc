@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "reporters/significance.h"
 #include "reporters/statistics.h"
@@ -43,20 +42,12 @@ SignedRankResult WilcoxonSignedRank(const std::vector<double>& differences) {
   SignedRankResult r;
   r.pairs = d.size();
   if (d.empty()) return r;
-  std::vector<size_t> order(d.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return std::abs(d[i]) < std::abs(d[j]); });
+  std::vector<double> magnitudes;
+  for (double x : d) magnitudes.push_back(std::abs(x));
   double tie_term = 0;
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i;
-    while (j + 1 < order.size() && std::abs(d[order[j + 1]]) == std::abs(d[order[i]])) ++j;
-    const double rank = 0.5 * static_cast<double>(i + j) + 1.0;
-    for (size_t k = i; k <= j; ++k) {
-      if (d[order[k]] > 0) r.w_plus += rank;
-    }
-    const double t = static_cast<double>(j - i + 1);
-    tie_term += t * t * t - t;
-    i = j + 1;
+  const std::vector<double> ranks = MidRanks(magnitudes, &tie_term);
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d[i] > 0) r.w_plus += ranks[i];
   }
   const double n = static_cast<double>(d.size());
   const double mean = n * (n + 1) / 4;

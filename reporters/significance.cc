@@ -11,26 +11,6 @@
 namespace shardbench {
 namespace {
 
-// Midranks of the pooled samples (ties share the mean of their ranks) and the tie term
-// sum(t^3 - t) over groups of t equal values.
-std::vector<double> MidRanks(const std::vector<double>& pooled, double* tie_term) {
-  std::vector<size_t> order(pooled.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return pooled[i] < pooled[j]; });
-  std::vector<double> ranks(pooled.size());
-  *tie_term = 0;
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i;
-    while (j + 1 < order.size() && pooled[order[j + 1]] == pooled[order[i]]) ++j;
-    const double rank = 0.5 * static_cast<double>(i + j) + 1.0;
-    for (size_t k = i; k <= j; ++k) ranks[order[k]] = rank;
-    const double t = static_cast<double>(j - i + 1);
-    *tie_term += t * t * t - t;
-    i = j + 1;
-  }
-  return ranks;
-}
-
 // Number of arrangements of m and n items giving each U (0..m*n) under the null:
 // f(m, n, u) = f(m - 1, n, u - n) + f(m, n - 1, u).
 std::vector<double> ExactUCounts(int m, int n) {
@@ -60,6 +40,24 @@ double ResampledMedian(const std::vector<double>& x, uint64_t& state, std::vecto
 }
 
 }  // namespace
+
+std::vector<double> MidRanks(const std::vector<double>& pooled, double* tie_term) {
+  std::vector<size_t> order(pooled.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t i, size_t j) { return pooled[i] < pooled[j]; });
+  std::vector<double> ranks(pooled.size());
+  *tie_term = 0;
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && pooled[order[j + 1]] == pooled[order[i]]) ++j;
+    const double rank = 0.5 * static_cast<double>(i + j) + 1.0;
+    for (size_t k = i; k <= j; ++k) ranks[order[k]] = rank;
+    const double t = static_cast<double>(j - i + 1);
+    *tie_term += t * t * t - t;
+    i = j + 1;
+  }
+  return ranks;
+}
 
 double TwoSidedExactP(const std::vector<double>& counts, double statistic) {
   const double total = std::accumulate(counts.begin(), counts.end(), 0.0);
@@ -96,8 +94,8 @@ MannWhitneyResult MannWhitneyU(const std::vector<double>& a, const std::vector<d
   return r;
 }
 
-RatioInterval BootstrapMedianRatio(const std::vector<double>& base, const std::vector<double>& current, double confidence,
-                                   int resamples, uint64_t seed) {
+RatioInterval BootstrapMedianRatio(const std::vector<double>& base, const std::vector<double>& current,
+                                   double confidence, int resamples, uint64_t seed) {
   if (base.empty() || current.empty()) throw std::invalid_argument("bootstrap needs samples on both sides");
   RatioInterval r;
   const double base_median = Percentile(base, 50);

@@ -14,6 +14,10 @@ struct MannWhitneyResult {
   bool exact = false;    // exact null distribution (no ties, small samples) or normal approximation
 };
 
+// Midranks of `values` (ties share the mean of their ranks, 1-based) and the tie term
+// sum(t^3 - t) over groups of t equal values: the ranks of the rank tests.
+std::vector<double> MidRanks(const std::vector<double>& values, double* tie_term);
+
 // Two-sided p-value of an exact test from its null distribution's counts (counts[k]: the
 // arrangements giving statistic k): twice the smaller tail at `statistic`, at most 1.
 double TwoSidedExactP(const std::vector<double>& counts, double statistic);

@@ -8,6 +8,7 @@
 
 #include "engine/common/error.h"
 #include "reporters/compare.h"
+#include "reporters/sampled_verdict.h"
 #include "reporters/change_points.h"
 #include "reporters/compare_reports.h"
 #include "reporters/format.h"

@@ -9,6 +9,7 @@
 #include "engine/common/error.h"
 #include "reporters/adaptive_repetitions.h"
 #include "reporters/compare.h"
+#include "reporters/sampled_verdict.h"
 #include "reporters/compare_reports.h"
 #include "reporters/multiple_testing.h"
 #include "reporters/pooled_runs.h"

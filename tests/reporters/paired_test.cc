@@ -7,6 +7,7 @@
 
 #include "engine/common/error.h"
 #include "reporters/compare.h"
+#include "reporters/sampled_verdict.h"
 #include "reporters/power.h"
 #include "reporters/signed_rank.h"
 #include "tests/reporters/compare_fixtures.h"
